@@ -1,0 +1,630 @@
+"""The shared hardware cost model: pure functions every decision's numbers come from.
+
+Every formula here is written out, with units and provenance, in ``docs/cost-model.md``.
+Units: seconds, bytes, joules (pJ only inside the formulas), cycles of the unit clock.
+
+Sections
+--------
+* compute on one unit — :func:`vector_array_cycles` (NVDLA/Simba-style array with its
+  shape utilization), :func:`systolic_cycles` (seed 000's two-branch formula),
+  :func:`vector_op_cycles`;
+* intra-layer partition over g units — :func:`output_partitions`,
+  :func:`layer_on_units` (one layer) and :class:`CostModel` / :class:`LayerTable` (the
+  vectorized, cached table of every layer × unit count × sub-batch);
+* NoC — :func:`xy_link_loads` (per-link bytes under XY routing), :func:`hops`,
+  :func:`noc_energy_j`, :func:`noc_time_s`;
+* DRAM — :func:`dram_time_s`, :func:`dram_energy_j`, ``Hardware.dram_hops``;
+* heterogeneous processors — :func:`op_class`, :func:`processor_time_s`,
+  :func:`processor_energy_j`, :func:`transfer_time_s`;
+* objectives — :class:`Objective`, :func:`parse_objective`, :func:`pipeline_period`,
+  :class:`EnergyBreakdown`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from chipsched.errors import InputError
+from chipsched.hardware import ArraySpec, ComputeUnit, Hardware, Processor
+from chipsched.workload import MAC_KINDS, Layer, OpKind, Workload
+
+PJ = 1e-12
+
+
+def _ceil_div(a: Any, b: Any) -> Any:
+    return -(-a // b)
+
+
+# ---------------------------------------------------------------------------------------
+# Compute on one unit
+
+
+def vector_array_cycles(n: Any, K: Any, Cg: Any, H: Any, W: Any, R: Any, S: Any,
+                        array: ArraySpec) -> tuple[Any, Any]:
+    """Cycles of a (grouped) conv loop nest on a pes × lanes × vector MAC array.
+
+    The vector reduces over the input channels of a group (``Cg``), the lanes take
+    output channels, and the PEs take either output channels or output pixels
+    (batch × H × W), whichever needs fewer cycles::
+
+        over channels: n·H·W·R·S · ⌈Cg/vector⌉ · ⌈K/(lanes·pes)⌉
+        over pixels:   ⌈n·H·W/pes⌉·R·S · ⌈Cg/vector⌉ · ⌈K/lanes⌉
+
+    Returns ``(cycles, channel_passes)`` where ``channel_passes`` is how many times
+    the input is swept (⌈K/(lanes·pes)⌉ or ⌈K/lanes⌉), used for buffer reads.
+    Works elementwise on numpy arrays.
+    """
+    V, L, P = array.vector, array.lanes, array.pes
+    red = R * S * _ceil_div(Cg, V)
+    pix = n * H * W
+    kp_a = _ceil_div(K, L * P)
+    kp_b = _ceil_div(K, L)
+    a = pix * red * kp_a
+    b = _ceil_div(pix, P) * red * kp_b
+    cycles = np.minimum(a, b)
+    passes = np.where(a <= b, kp_a, kp_b)
+    return cycles, passes
+
+
+def systolic_cycles(m: Any, k: Any, n: Any, w: int) -> Any:
+    """Seed 000's cost dv of an m×k×n matrix product on a w×w systolic array (beats).
+
+    If m > w or n > w: ``m·k·n / (w·w) + 2·(w − 1)`` — the tile ratio plus the fill and
+    drain of the array. Otherwise (m ≤ w and n ≤ w; the document writes m < w and
+    n < w and leaves m = w or n = w open — we put them here, where the product fits
+    one pass): ``m + k + n − 1``.
+    """
+    m, k, n = np.asarray(m, dtype=float), np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    big = (m > w) | (n > w)
+    out = np.where(big, m * k * n / (w * w) + 2 * (w - 1), m + k + n - 1)
+    return out if out.ndim else float(out)
+
+
+def vector_op_cycles(ops: Any, ops_per_cycle: int) -> Any:
+    """Cycles of ``ops`` non-MAC operations at ``ops_per_cycle`` (ceil)."""
+    return _ceil_div(np.asarray(ops, dtype=np.int64), ops_per_cycle)
+
+
+def _mac_cycles(n, K, Cg, H, W, R, S, Kg, array: ArraySpec):
+    """Cycles and channel passes of a MAC loop nest on one unit of either array kind.
+
+    ``Kg`` is the number of output channels per group (K/groups of the whole layer).
+    """
+    if array.kind == "vector":
+        return vector_array_cycles(n, K, Cg, H, W, R, S, array)
+    # systolic: im2col product m×k×n per group; groups on one unit run one after another
+    w = array.size
+    ncol = np.minimum(K, Kg)
+    ngroups = _ceil_div(K, Kg)
+    cycles = ngroups * systolic_cycles(n * H * W, Cg * R * S, ncol, w)
+    return cycles, _ceil_div(ncol, w) * ngroups
+
+
+# ---------------------------------------------------------------------------------------
+# Intra-layer partition over g units
+
+
+def output_partitions(max_units: int) -> np.ndarray:
+    """Every way to split a layer's outputs over at most ``max_units`` units.
+
+    Rows ``(pN, pK, pH, pW)``: the sub-batch, output channels and output height and
+    width are cut into that many parts; the unit count is their product (≤ max_units).
+    Sorted by unit count. This is SET's exhaustive partition search over output dims.
+    """
+    rows = []
+    G = int(max_units)
+    for a in range(1, G + 1):
+        for b in range(1, G // a + 1):
+            for c in range(1, G // (a * b) + 1):
+                for d in range(1, G // (a * b * c) + 1):
+                    rows.append((a, b, c, d))
+    arr = np.array(rows, dtype=np.int64)
+    prod = arr.prod(axis=1)
+    return arr[np.argsort(prod, kind="stable")]
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """One layer on g units with sub-batch b (a row of :class:`LayerTable`)."""
+
+    layer: str
+    units: int
+    batch: int
+    partition: tuple[int, int, int, int]  # (pN, pK, pH, pW)
+    units_used: int
+    cycles: float
+    compute_s: float
+    utilization: float
+    weight_fetch_bytes: float  # weights delivered to units (replicas counted)
+    ifmap_fetch_bytes: float  # input activations delivered to units (halo, replicas, spills)
+    ofmap_bytes: float
+    footprint_bytes: float  # per-unit working set before spilling
+    mac_energy_j: float
+    buffer_energy_j: float
+
+
+@dataclass(frozen=True)
+class LayerTable:
+    """Cost of every layer l on every unit count g = 1..G with every sub-batch b.
+
+    Arrays have shape ``(layers, G, len(batches))`` (index ``g - 1`` for g units);
+    ``partition`` has a trailing axis of 4. Built by :meth:`CostModel.layer_table`.
+    """
+
+    layer_names: tuple[str, ...]
+    batches: tuple[int, ...]
+    max_units: int
+    cycles: np.ndarray
+    compute_s: np.ndarray
+    partition: np.ndarray
+    units_used: np.ndarray
+    utilization: np.ndarray
+    weight_fetch_bytes: np.ndarray
+    ifmap_fetch_bytes: np.ndarray
+    ofmap_bytes: np.ndarray
+    footprint_bytes: np.ndarray
+    mac_energy_j: np.ndarray
+    buffer_energy_j: np.ndarray
+
+    def batch_index(self, b: int) -> int:
+        try:
+            return self.batches.index(int(b))
+        except ValueError:
+            raise InputError("batch", f"sub-batch {b} not in the table {self.batches}") from None
+
+    def row(self, layer: int, units: int, batch: int) -> LayerCost:
+        """The :class:`LayerCost` of ``layer`` on ``units`` units with sub-batch ``batch``."""
+        if not 1 <= units <= self.max_units:
+            raise InputError("units", f"{units} outside 1..{self.max_units}")
+        j, g = self.batch_index(batch), units - 1
+        return LayerCost(
+            layer=self.layer_names[layer], units=units, batch=int(batch),
+            partition=tuple(int(x) for x in self.partition[layer, g, j]),
+            units_used=int(self.units_used[layer, g, j]),
+            cycles=float(self.cycles[layer, g, j]),
+            compute_s=float(self.compute_s[layer, g, j]),
+            utilization=float(self.utilization[layer, g, j]),
+            weight_fetch_bytes=float(self.weight_fetch_bytes[layer, g, j]),
+            ifmap_fetch_bytes=float(self.ifmap_fetch_bytes[layer, g, j]),
+            ofmap_bytes=float(self.ofmap_bytes[layer, g, j]),
+            footprint_bytes=float(self.footprint_bytes[layer, g, j]),
+            mac_energy_j=float(self.mac_energy_j[layer, g, j]),
+            buffer_energy_j=float(self.buffer_energy_j[layer, g, j]),
+        )
+
+
+def _partition_costs(cols: dict[str, np.ndarray], parts: np.ndarray, b: int, unit: ComputeUnit,
+                     precision: int) -> dict[str, np.ndarray]:
+    """Cost of every layer (rows) under every partition (columns) for sub-batch b."""
+    c = {k: v[:, None] for k, v in cols.items()}
+    pN, pK, pH, pW = (parts[:, i][None, :] for i in range(4))
+    K, C, H, W, R, S = c["K"], c["C"], c["H"], c["W"], c["R"], c["S"]
+    stride, groups = c["stride"], c["groups"]
+    Cg, Kg = C // groups, K // groups
+    n_t = _ceil_div(b, pN)
+    K_t = _ceil_div(K, pK)
+    H_t = _ceil_div(H, pH)
+    W_t = _ceil_div(W, pW)
+    units_used = np.minimum(pN, b) * np.minimum(pK, K) * np.minimum(pH, H) * np.minimum(pW, W)
+
+    mac = c["mac_kind"]
+    mcyc, passes = _mac_cycles(n_t, K_t, Cg, H_t, W_t, R, S, Kg, unit.array)
+    share = (n_t * K_t * H_t * W_t) / (K * H * W)  # fraction of one sample's outputs
+    vops = np.where(c["kind_embed"], c["ops"] + K * H * W, c["ops"])
+    vcyc = _ceil_div(np.ceil(vops * share).astype(np.int64), unit.vector_ops_per_cycle)
+    # scalar ops run at one op per cycle on a unit
+    vcyc = np.where(c["kind_scalar"], np.ceil(c["ops"] * share), vcyc)
+    cycles = np.where(mac, mcyc, vcyc).astype(float)
+    passes = np.where(mac, passes, 1)
+
+    # data each unit needs (elements)
+    w_t = c["weight_elems"] * K_t / K
+    # depthwise/grouped, pool, eltwise, norm: output channel k reads input channel k only
+    chan_aligned = (groups > 1) | ~mac
+    C_t = np.where(chan_aligned, np.minimum(C, np.ceil(K_t * C / K)), C)
+    Hin, Win = H * stride, W * stride
+    rows_in = np.minimum(Hin, (H_t - 1) * stride + R)
+    cols_in = np.minimum(Win, (W_t - 1) * stride + S)
+    in_t = n_t * c["in_elems"] * (C_t / C) * (rows_in / Hin) * (cols_in / Win)
+    # matmul: operand a (C × M) is split by rows, operand b (the "weights") by columns
+    a_elems = C * H * W
+    b_elems = np.maximum(c["in_elems"] - a_elems, 0)
+    mm_in = n_t * (a_elems * (H_t / H) * np.where(groups > 1, K_t / K, 1.0) + b_elems * K_t / K)
+    is_mm = c["kind_matmul"]
+    in_t = np.where(is_mm, mm_in, in_t)
+    out_t = n_t * K_t * H_t * W_t
+    fp = (w_t + in_t + out_t) * precision
+    # Spill rule: weights stream through half the buffer; the input is re-read once
+    # per weight chunk when the working set does not fit (docs/cost-model.md).
+    half = unit.buffer_bytes / 2
+    spill = np.where(fp > unit.buffer_bytes, np.maximum(1, np.ceil(w_t * precision / half)), 1)
+    tiles = units_used.astype(float)
+    weight_fetch = tiles * w_t * precision
+    ifmap_fetch = tiles * in_t * precision * spill
+    ofmap = np.broadcast_to(b * K * H * W * precision, cycles.shape).astype(float)
+    # Buffer accesses: every fetched byte is written once; weights read once (held in the
+    # array), inputs read once per channel pass, outputs written and read once.
+    buf_bytes = 2 * weight_fetch + ifmap_fetch * (1 + passes) + 2 * ofmap
+    return {"cycles": cycles, "units_used": units_used, "weight_fetch": weight_fetch,
+            "ifmap_fetch": ifmap_fetch, "ofmap": ofmap, "footprint": fp,
+            "buffer_energy": buf_bytes * unit.energy.buffer_pj_per_byte * PJ}
+
+
+def _layer_columns(workload: Workload) -> dict[str, np.ndarray]:
+    cols = dict(workload.arrays)
+    kinds = [ly.kind for ly in workload.layers]
+    cols["kind_embed"] = np.array([k is OpKind.EMBED for k in kinds])
+    cols["kind_scalar"] = np.array([k is OpKind.SCALAR for k in kinds])
+    cols["kind_matmul"] = np.array([k is OpKind.MATMUL for k in kinds])
+    return cols
+
+
+def build_layer_table(workload: Workload, unit: ComputeUnit, max_units: int,
+                      batches: Sequence[int]) -> LayerTable:
+    """The vectorized table behind :meth:`CostModel.layer_table` (no caching here).
+
+    For each layer, unit count g and sub-batch b: the partition with product ≤ g that
+    needs the fewest cycles (ties: least data delivered to the units), i.e. a layer
+    may leave some of its g units idle when that is faster.
+    """
+    if max_units < 1:
+        raise InputError("max_units", f"must be >= 1, got {max_units}")
+    batches = tuple(int(b) for b in batches)
+    if not batches or min(batches) < 1:
+        raise InputError("batch", f"sub-batches must be positive integers, got {batches}")
+    cols = _layer_columns(workload)
+    parts = output_partitions(max_units)
+    prod = parts.prod(axis=1)
+    starts = np.searchsorted(prod, np.arange(1, max_units + 1))
+    L, G, B = len(workload), max_units, len(batches)
+    shape = (L, G, B)
+    out = {k: np.zeros(shape) for k in ("cycles", "units_used", "weight_fetch", "ifmap_fetch",
+                                        "ofmap", "footprint", "buffer_energy")}
+    part_idx = np.zeros(shape, dtype=np.int64)
+    idx = np.arange(len(parts))
+    seg = np.repeat(np.arange(G), np.diff(np.append(starts, len(parts))))
+    # layers in chunks: ~30 intermediates of (chunk × partitions) floats, ~250k entries each
+    chunk = max(1, 250_000 // len(parts))
+    for j, b in enumerate(batches):
+        for lo in range(0, L, chunk):
+            hi = min(L, lo + chunk)
+            sub = {k: v[lo:hi] for k, v in cols.items()}
+            pc = _partition_costs(sub, parts, b, unit, workload.precision_bytes)
+            cyc = pc["cycles"]
+            traffic = pc["weight_fetch"] + pc["ifmap_fetch"]
+            # best partition with product exactly g: fewest cycles, then least traffic
+            mc = np.minimum.reduceat(cyc, starts, axis=1)  # (chunk, G)
+            tie = cyc == mc[:, seg]
+            mt = np.minimum.reduceat(np.where(tie, traffic, np.inf), starts, axis=1)
+            hit = tie & (traffic == mt[:, seg])
+            first = np.minimum.reduceat(np.where(hit, idx[None, :], len(parts)), starts,
+                                        axis=1)
+            # best over product ≤ g: running minimum, keeping the smaller count on ties
+            best = first[:, 0].copy()
+            rows = np.arange(hi - lo)
+            for g in range(G):
+                cand = first[:, g]
+                better = (cyc[rows, cand] < cyc[rows, best]) | (
+                    (cyc[rows, cand] == cyc[rows, best])
+                    & (traffic[rows, cand] < traffic[rows, best]))
+                best = np.where(better, cand, best)
+                part_idx[lo:hi, g, j] = best
+            for k in out:
+                out[k][lo:hi, :, j] = np.take_along_axis(pc[k], part_idx[lo:hi, :, j], axis=1)
+    freq = unit.frequency_hz
+    macs = cols["macs"][:, None, None] * np.array(batches)[None, None, :]
+    ops = cols["ops"][:, None, None] * np.array(batches)[None, None, :]
+    e = unit.energy
+    mac_energy = np.broadcast_to((macs * e.mac_pj + ops * e.vector_op_pj) * PJ, shape).copy()
+    peak = out["units_used"] * unit.array.macs * np.maximum(out["cycles"], 1e-300)
+    util = np.where(cols["mac_kind"][:, None, None], macs / peak, 0.0)
+    return LayerTable(
+        layer_names=tuple(ly.name for ly in workload.layers), batches=batches, max_units=G,
+        cycles=out["cycles"], compute_s=out["cycles"] / freq, partition=parts[part_idx],
+        units_used=out["units_used"].astype(np.int64), utilization=util,
+        weight_fetch_bytes=out["weight_fetch"], ifmap_fetch_bytes=out["ifmap_fetch"],
+        ofmap_bytes=out["ofmap"], footprint_bytes=out["footprint"], mac_energy_j=mac_energy,
+        buffer_energy_j=out["buffer_energy"])
+
+
+def layer_on_units(layer: Layer, unit: ComputeUnit, units: int, batch: int = 1,
+                   precision_bytes: int = 1) -> LayerCost:
+    """Cost of one layer on ``units`` units with a sub-batch of ``batch`` samples."""
+    w = Workload("layer", (layer,), (), precision_bytes)
+    return build_layer_table(w, unit, units, (batch,)).row(0, units, batch)
+
+
+class CostModel:
+    """A workload on a chip, with its cost tables computed once and cached.
+
+    Exact models and heuristics call the tables millions of times; build a
+    ``CostModel`` once per (workload, chip) and pass it around. No global state: the
+    cache lives on the object.
+    """
+
+    def __init__(self, workload: Workload, hardware: Hardware):
+        self.workload = workload
+        self.hardware = hardware
+        self._tables: dict[tuple[int, tuple[int, ...]], LayerTable] = {}
+
+    def layer_table(self, batches: Iterable[int] = (1,), max_units: int | None = None
+                    ) -> LayerTable:
+        """Cost of every layer on 1..max_units units (default: all units of the chip)."""
+        unit = self.hardware.unit
+        if unit is None:
+            raise InputError(f"chip {self.hardware.name!r}.unit",
+                             "this chip has no compute units for a layer table",
+                             "use a tiled or chiplet chip")
+        G = int(max_units or self.hardware.n_units)
+        key = (G, tuple(sorted(set(int(b) for b in batches))))
+        if key not in self._tables:
+            self._tables[key] = build_layer_table(self.workload, unit, G, key[1])
+        return self._tables[key]
+
+
+def divisors(n: int) -> list[int]:
+    """Positive divisors of n in increasing order (sub-batch candidates)."""
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+# ---------------------------------------------------------------------------------------
+# NoC under XY routing
+
+
+def hops(src_r: Any, src_c: Any, dst_r: Any, dst_c: Any) -> Any:
+    """Links crossed by an XY-routed packet: the Manhattan distance."""
+    return np.abs(np.asarray(src_r) - dst_r) + np.abs(np.asarray(src_c) - dst_c)
+
+
+@dataclass(frozen=True)
+class LinkLoads:
+    """Bytes over every directed mesh link under XY routing.
+
+    ``east[r, c]`` is the link (r, c) → (r, c+1); ``west[r, c]`` is (r, c+1) → (r, c);
+    ``south[r, c]`` is (r, c) → (r+1, c); ``north[r, c]`` is (r+1, c) → (r, c).
+    """
+
+    east: np.ndarray
+    west: np.ndarray
+    south: np.ndarray
+    north: np.ndarray
+
+    @property
+    def total(self) -> float:
+        """Σ bytes × hops over all flows (byte-hops)."""
+        return float(self.east.sum() + self.west.sum() + self.south.sum() + self.north.sum())
+
+    @property
+    def max(self) -> float:
+        arrs = [a for a in (self.east, self.west, self.south, self.north) if a.size]
+        return float(max((a.max() for a in arrs), default=0.0))
+
+    def busiest(self) -> tuple[tuple[int, int], tuple[int, int], float]:
+        """(from, to, bytes) of the most loaded link."""
+        best: tuple[tuple[int, int], tuple[int, int], float] = ((0, 0), (0, 0), 0.0)
+        for name, arr in (("east", self.east), ("west", self.west), ("south", self.south),
+                          ("north", self.north)):
+            if not arr.size:
+                continue
+            r, c = np.unravel_index(int(arr.argmax()), arr.shape)
+            v = float(arr[r, c])
+            if v > best[2]:
+                a, b = {"east": ((r, c), (r, c + 1)), "west": ((r, c + 1), (r, c)),
+                        "south": ((r, c), (r + 1, c)), "north": ((r + 1, c), (r, c))}[name]
+                best = ((int(a[0]), int(a[1])), (int(b[0]), int(b[1])), v)
+        return best
+
+
+def xy_link_loads(rows: int, cols: int, src_r: Any, src_c: Any, dst_r: Any, dst_c: Any,
+                  weight: Any) -> LinkLoads:
+    """Per-link load of flows routed X first (along the source row), then Y.
+
+    Vectorized with difference arrays, O(flows + links): a flow from column a to b
+    in row r adds ``weight`` to links a..b-1 of that row (east or west), then to
+    links of column b between the rows (south or north).
+    """
+    sr, sc, dr, dc = (np.asarray(x, dtype=np.int64).ravel() for x in (src_r, src_c, dst_r, dst_c))
+    w = np.broadcast_to(np.asarray(weight, dtype=float), sr.shape).ravel()
+
+    def segments(line, lo, hi, width, n_lines, mask):
+        # diff[line, lo] += w ; diff[line, hi] -= w  → cumsum → links lo..hi-1
+        size = n_lines * (width + 1)
+        d = np.bincount(line[mask] * (width + 1) + lo[mask], w[mask], minlength=size)
+        d -= np.bincount(line[mask] * (width + 1) + hi[mask], w[mask], minlength=size)
+        return np.cumsum(d.reshape(n_lines, width + 1), axis=1)[:, : width - 1] if width > 1 \
+            else np.zeros((n_lines, 0))
+
+    east = segments(sr, sc, dc, cols, rows, dc > sc)
+    west = segments(sr, dc, sc, cols, rows, dc < sc)
+    south = segments(dc, sr, dr, rows, cols, dr > sr).T
+    north = segments(dc, dr, sr, rows, cols, dr < sr).T
+    return LinkLoads(east, west, south, north)
+
+
+def noc_energy_j(byte_hops: Any, pj_per_bit: float) -> Any:
+    """Energy of moving data over the NoC: byte-hops × 8 bits × pJ/bit."""
+    return np.asarray(byte_hops, dtype=float) * 8 * pj_per_bit * PJ
+
+
+def noc_time_s(max_link_bytes: float, max_hops: float, hardware: Hardware) -> float:
+    """Time of a set of concurrent flows: the busiest link's bytes at link bandwidth plus
+    the longest path's hop latency."""
+    noc, unit = hardware.noc, hardware.unit
+    if noc is None:
+        raise InputError(f"chip {hardware.name!r}.noc", "missing")
+    f = unit.frequency_hz if unit else 1e9
+    return max_link_bytes / noc.link_bytes_per_s + max_hops * noc.hop_latency_cycles / f
+
+
+# ---------------------------------------------------------------------------------------
+# DRAM
+
+
+def dram_time_s(nbytes: Any, hardware: Hardware) -> Any:
+    """Time to move ``nbytes`` to or from DRAM at the chip's total DRAM bandwidth."""
+    if hardware.dram is None:
+        raise InputError(f"chip {hardware.name!r}.dram", "missing")
+    return np.asarray(nbytes, dtype=float) / hardware.dram.bytes_per_s
+
+
+def dram_energy_j(nbytes: Any, hardware: Hardware) -> Any:
+    """DRAM access energy: bytes × 8 × pJ/bit (the NoC hops to the port are extra)."""
+    if hardware.dram is None:
+        raise InputError(f"chip {hardware.name!r}.dram", "missing")
+    return np.asarray(nbytes, dtype=float) * 8 * hardware.dram.energy_pj_per_bit * PJ
+
+
+# ---------------------------------------------------------------------------------------
+# Heterogeneous processors (seeds 001/003)
+
+
+def op_class(layer: Layer) -> str:
+    """'tensor' (MAC kinds), 'vector' (pool, eltwise, concat, norm, softmax, embed) or
+    'scalar' (scalar and control-flow ops)."""
+    if layer.kind in MAC_KINDS:
+        return "tensor"
+    if layer.kind is OpKind.SCALAR:
+        return "scalar"
+    return "vector"
+
+
+def _op_work(layer: Layer, batch: int) -> float:
+    if layer.kind in MAC_KINDS:
+        return float(layer.macs * batch)
+    if layer.kind in (OpKind.CONCAT, OpKind.EMBED):
+        return float((layer.out_elems + layer.ops) * batch)  # a copy per element
+    return float(layer.ops * batch)
+
+
+def processor_time_s(layer: Layer, processor: Processor, batch: int = 1,
+                     control_roundtrip_s: float = 0.0) -> float:
+    """Time of ``layer`` on one core of ``processor``: launch overhead + work / throughput.
+
+    Work is MACs for tensor ops, ops for vector and scalar ops (a concat or embedding
+    copies its output). ``inf`` when the processor's throughput for the class is 0.
+    A control-flow op on a processor without native control flow adds
+    ``control_roundtrip_s`` (seed 003: a round trip to the CPU).
+    """
+    cls = op_class(layer)
+    thr = processor.throughput_gops[cls] * 1e9
+    if thr <= 0:
+        return math.inf
+    t = processor.launch_overhead_us * 1e-6 + _op_work(layer, batch) / thr
+    if layer.control_flow and not processor.control_flow:
+        t += control_roundtrip_s
+    return t
+
+
+def processor_energy_j(layer: Layer, processor: Processor, batch: int = 1) -> float:
+    """Energy of ``layer`` on ``processor``: work × pJ per op of its class."""
+    return _op_work(layer, batch) * processor.energy_pj_per_op[op_class(layer)] * PJ
+
+
+def transfer_time_s(hardware: Hardware, src: int, dst: int, nbytes: float) -> float:
+    """Moving ``nbytes`` from processor ``src`` to ``dst``: 0 on the same processor, else
+    latency + bytes / bandwidth of the interconnect entry."""
+    if src == dst or nbytes == 0:
+        return 0.0
+    ic = hardware.interconnect
+    if ic is None:
+        raise InputError(f"chip {hardware.name!r}.interconnect", "missing")
+    return ic.latency_us[src][dst] * 1e-6 + nbytes / (ic.bandwidth_gb_s[src][dst] * 1e9)
+
+
+def control_roundtrip_s(hardware: Hardware, processor: int) -> float:
+    """Seed 003: a control-flow op on a processor without native control flow goes to the
+    nearest processor that has it and back (two interconnect latencies)."""
+    procs = hardware.processors
+    if procs[processor].control_flow:
+        return 0.0
+    hosts = [j for j, p in enumerate(procs) if p.control_flow]
+    if not hosts or hardware.interconnect is None:
+        return math.inf
+    lat = hardware.interconnect.latency_us
+    return min(lat[processor][j] + lat[j][processor] for j in hosts) * 1e-6
+
+
+# ---------------------------------------------------------------------------------------
+# Objectives
+
+
+@dataclass(frozen=True)
+class EnergyBreakdown:
+    """Energy in joules by where it is spent; ``mac`` includes non-MAC vector ops."""
+
+    dram: float = 0.0
+    noc: float = 0.0
+    mac: float = 0.0
+    buffer: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.dram + self.noc + self.mac + self.buffer
+
+    def __add__(self, other: EnergyBreakdown) -> EnergyBreakdown:
+        return EnergyBreakdown(self.dram + other.dram, self.noc + other.noc,
+                               self.mac + other.mac, self.buffer + other.buffer)
+
+    def to_dict(self) -> dict[str, float]:
+        return {"dram_j": self.dram, "noc_j": self.noc, "mac_j": self.mac,
+                "buffer_j": self.buffer, "total_j": self.total}
+
+
+@dataclass(frozen=True)
+class Objective:
+    """E^n · D^m (energy in J, delay in s). latency = (0, 1), energy = (1, 0), EDP = (1, 1)."""
+
+    name: str
+    n: float
+    m: float
+    description: str = field(default="", compare=False)
+
+    def __call__(self, energy_j: float, delay_s: float) -> float:
+        return float(energy_j) ** self.n * float(delay_s) ** self.m
+
+    @property
+    def unit(self) -> str:
+        parts = []
+        if self.n:
+            parts.append("J" if self.n == 1 else f"J^{self.n:g}")
+        if self.m:
+            parts.append("s" if self.m == 1 else f"s^{self.m:g}")
+        return "·".join(parts) or "1"
+
+
+OBJECTIVES = {
+    "latency": Objective("latency", 0, 1, "single-batch latency (s)"),
+    "energy": Objective("energy", 1, 0, "total energy (J)"),
+    "edp": Objective("edp", 1, 1, "energy-delay product E·D"),
+    "e2d": Objective("e2d", 2, 1, "E²·D (SET edge objective)"),
+    "ed2": Objective("ed2", 1, 2, "E·D² (SET cloud objective)"),
+}
+
+
+def parse_objective(spec: str | Objective) -> Objective:
+    """'latency', 'energy', 'edp', 'e2d', 'ed2' or any 'E^n·D^m' / 'EnDm' form."""
+    if isinstance(spec, Objective):
+        return spec
+    s = str(spec).strip().lower().replace("·", "").replace("*", "").replace(" ", "")
+    if s in OBJECTIVES:
+        return OBJECTIVES[s]
+    m = re.fullmatch(r"e(?:\^?(\d+(?:\.\d+)?))?d(?:\^?(\d+(?:\.\d+)?))?", s)
+    if m:
+        n_, m_ = float(m[1] or 1), float(m[2] or 1)
+        for o in OBJECTIVES.values():
+            if (o.n, o.m) == (n_, m_):
+                return o
+        return Objective(f"e{n_:g}d{m_:g}", n_, m_, f"E^{n_:g}·D^{m_:g}")
+    raise InputError("objective", f"unknown objective {spec!r}",
+                     "use latency, energy, edp, e2d, ed2 or E^n·D^m")
+
+
+def pipeline_period(stage_times: Iterable[float]) -> float:
+    """Period of a pipeline: its slowest stage (stage time includes its transfer)."""
+    return float(max(stage_times))

@@ -1,0 +1,56 @@
+"""Plots (PNG/SVG by the file suffix), written atomically."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chipsched.errors import InputError
+
+
+def _figure(width: float = 6.4, height: float = 4.0) -> tuple[Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(width, height), constrained_layout=True)
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
+    """Save as PNG or SVG (by suffix) through a temporary file, then close the figure."""
+    import matplotlib.pyplot as plt
+
+    from chipsched.instances.formats import atomic_write
+
+    p = Path(path)
+    fmt = p.suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg", "pdf"):
+        raise InputError(str(p), "unsupported plot format", "use .png, .svg or .pdf")
+    try:
+        atomic_write(p, lambda fh: fig.savefig(fh, format=fmt, dpi=150), mode="wb")
+    finally:
+        plt.close(fig)
+    return p
+
+
+def plot_layer_scaling(table: Any, layers: Sequence[int], path: str | os.PathLike[str],
+                       batch: int = 1, title: str = "") -> Path:
+    """Compute time of selected layers vs number of units, from a LayerTable."""
+    fig, ax = _figure()
+    j = table.batch_index(batch)
+    g = np.arange(1, table.max_units + 1)
+    for layer in layers:
+        t = table.compute_s[layer, :, j]
+        ax.loglog(g, t / t[0], label=table.layer_names[layer])
+    ax.loglog(g, 1 / g, "k--", lw=0.8, label="ideal 1/g")
+    ax.set_xlabel("units g")
+    ax.set_ylabel("compute time / time on 1 unit")
+    ax.set_title(title or f"intra-layer scaling, sub-batch {batch}")
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    return save_figure(fig, path)

@@ -1,0 +1,115 @@
+"""The network library: exact layer shapes of published networks, by name.
+
+``get_network("resnet50")``; parameters after a colon,
+``get_network("bert-base:seq_len=256")``; or a file: ``.yaml``/``.yml``/``.json`` (the
+network file form, schema: ``chipsched schema network``) or ``.onnx``.
+Names accept ``_`` for ``-`` and any case.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from chipsched.errors import InputError, UnknownNameError
+from chipsched.instances.networks.cnn import googlenet, mobilenet_v2, resnet50, vgg16
+from chipsched.instances.networks.inception_resnet import inception_resnet_v1
+from chipsched.instances.networks.pnasnet import pnasnet5_mobile
+from chipsched.instances.networks.tiny import tiny, tiny_chain
+from chipsched.instances.networks.transformer import bert_base, transformer_base
+from chipsched.workload import Workload
+
+#: name → builder. Every builder takes keyword parameters with defaults.
+NETWORKS: dict[str, Callable[..., Workload]] = {
+    "resnet50": resnet50,
+    "googlenet": googlenet,
+    "inception-resnet-v1": inception_resnet_v1,
+    "pnasnet5-mobile": pnasnet5_mobile,
+    "transformer-base": transformer_base,
+    "vgg16": vgg16,
+    "mobilenet-v2": mobilenet_v2,
+    "bert-base": bert_base,
+    "tiny": tiny,
+    "tiny-chain": tiny_chain,
+}
+
+#: Other spellings people use.
+ALIASES = {"resnet-50": "resnet50", "vgg-16": "vgg16", "mobilenetv2": "mobilenet-v2",
+           "inception-v1": "googlenet", "pnasnet": "pnasnet5-mobile",
+           "pnasnet-5": "pnasnet5-mobile", "transformer": "transformer-base",
+           "bert": "bert-base", "inception-resnet": "inception-resnet-v1"}
+
+
+def network_names() -> list[str]:
+    return list(NETWORKS)
+
+
+def network_params(name: str) -> dict[str, Any]:
+    """The keyword parameters of a library network and their defaults."""
+    fn = NETWORKS[_canonical(name)]
+    return {p.name: p.default for p in inspect.signature(fn).parameters.values()
+            if p.default is not inspect.Parameter.empty}
+
+
+def _canonical(name: str) -> str:
+    key = name.strip().lower().replace("_", "-")
+    key = ALIASES.get(key, key)
+    if key not in NETWORKS:
+        raise UnknownNameError("network", name, [*NETWORKS, *ALIASES])
+    return key
+
+
+def _parse_value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def get_network(spec: str | os.PathLike[str] | Workload, **params: Any) -> Workload:
+    """A workload from a library name (``name[:k=v,k=v]``) or a network/ONNX file."""
+    if isinstance(spec, Workload):
+        return spec
+    s = str(spec)
+    suffix = Path(s).suffix.lower()
+    if suffix == ".onnx":
+        from chipsched.instances.onnx_import import load_onnx
+
+        return load_onnx(s, **params)
+    if suffix in (".yaml", ".yml", ".json"):
+        from chipsched.instances.formats import read_data
+
+        data = read_data(s)
+        from chipsched.schemas import NETWORK_SCHEMA, validate
+
+        validate(data, NETWORK_SCHEMA, s)
+        w = Workload.from_dict(data, source=s)
+        return w.with_precision(params["precision_bytes"]) if "precision_bytes" in params else w
+    name, _, arg_text = s.partition(":")
+    key = _canonical(name)
+    allowed = network_params(key)
+    kwargs: dict[str, Any] = {}
+    for item in filter(None, arg_text.split(",")):
+        k, eq, v = item.partition("=")
+        k = k.strip()
+        if not eq or k not in allowed:
+            raise InputError(f"network {key}: parameter {k!r}",
+                             "unknown" if eq else "needs a value (k=v)",
+                             f"parameters of {key}: {', '.join(allowed) or 'none'}")
+        kwargs[k] = _parse_value(v.strip())
+    for k, v in params.items():
+        if k not in allowed:
+            raise InputError(f"network {key}: parameter {k!r}", "unknown",
+                             f"parameters of {key}: {', '.join(allowed) or 'none'}")
+        kwargs[k] = v
+    try:
+        return NETWORKS[key](**kwargs)
+    except InputError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"network {key}", str(exc).splitlines()[0]) from None

@@ -1,0 +1,217 @@
+"""Transformer networks: BERT-base and the base Transformer of "Attention Is All You Need".
+
+Conventions shared by both builders (see :mod:`chipsched.workload`):
+
+* A sequence of T tokens with d features is the tensor ``(d, T, 1)``; every ``fc`` is
+  applied per token (M = T rows).
+* Multi-head attention is two grouped matmuls with ``groups = heads``: the scores
+  ``Q·Kᵀ`` take ``a = Q (d, Tq, 1)`` and ``b = K`` and give ``(heads·Tk, Tq, 1)``
+  (T_q·T_k·d MACs); the context ``P·V`` takes the probabilities ``(heads·Tk, Tq, 1)``
+  and ``b = V`` and gives ``(d, Tq, 1)`` (T_q·T_k·d MACs). The 1/√d_k scale and any
+  attention mask are folded into the softmax layer.
+* Activations (GELU, ReLU, tanh) are folded into the preceding ``fc``; dropout is
+  absent (inference).
+* Layers are numbered from 1: ``enc1_attn_q`` … ``enc12_norm2``.
+"""
+
+from __future__ import annotations
+
+from chipsched.workload import Layer, OpKind, Workload, WorkloadBuilder
+
+# ---------------------------------------------------------------------------------------
+# Shared blocks
+
+
+def _attention(b: WorkloadBuilder, stem: str, x_q: str, x_kv: str, d: int, heads: int,
+               cross: bool = False) -> str:
+    """Multi-head attention of ``x_q`` over ``x_kv``; returns the output projection.
+
+    Layers (``t`` is ``"x"`` for cross-attention, empty otherwise):
+    ``{stem}_{t}attn_q``, ``_k``, ``_v`` (fc d→d with bias), ``{stem}_{t}scores`` and
+    ``{stem}_{t}context`` (grouped matmuls, ``groups = heads``), ``{stem}_{t}softmax``
+    and ``{stem}_{t}attn_out`` (fc d→d); e.g. ``enc3_scores``, ``dec3_xattn_k``.
+    """
+    t = "x" if cross else ""
+    q = b.fc(f"{stem}_{t}attn_q", x_q, K=d)
+    k = b.fc(f"{stem}_{t}attn_k", x_kv, K=d)
+    v = b.fc(f"{stem}_{t}attn_v", x_kv, K=d)
+    t_kv = b.shape(x_kv)[1]
+    s = b.matmul(f"{stem}_{t}scores", q, k, N=heads * t_kv, groups=heads)
+    s = b.softmax(f"{stem}_{t}softmax", s)
+    c = b.matmul(f"{stem}_{t}context", s, v, N=d, groups=heads)
+    return b.fc(f"{stem}_{t}attn_out", c, K=d)
+
+
+def _ffn(b: WorkloadBuilder, p: str, x: str, d_ff: int) -> str:
+    """Position-wise feed-forward: fc d→d_ff (activation folded), fc d_ff→d."""
+    d = b.shape(x)[0]
+    h = b.fc(f"{p}_ffn1", x, K=d_ff)
+    return b.fc(f"{p}_ffn2", h, K=d)
+
+
+def _residual_norm(b: WorkloadBuilder, p: str, n: int, x: str, y: str) -> str:
+    """Post-LN residual: ``{p}_add{n}`` = x + y, then ``{p}_norm{n}`` = LayerNorm."""
+    return b.norm(f"{p}_norm{n}", b.add(f"{p}_add{n}", x, y))
+
+
+# ---------------------------------------------------------------------------------------
+# BERT
+
+
+#: bert-base-uncased hyper-parameters (HF ``BertConfig`` defaults).
+BERT_BASE = {"vocab": 30522, "hidden": 768, "layers": 12, "heads": 12, "ffn": 3072,
+             "max_positions": 512, "type_vocab": 2}
+
+
+def bert_base(seq_len: int = 128, precision_bytes: int = 1) -> Workload:
+    """BERT-base encoder with its pooler, on one sequence of ``seq_len`` tokens.
+
+    Source: J. Devlin, M.-W. Chang, K. Lee, K. Toutanova, "BERT: Pre-training of Deep
+    Bidirectional Transformers for Language Understanding", NAACL 2019 (BERT-base:
+    L=12, H=768, A=12, "110M" parameters); configuration of the Hugging Face
+    checkpoint ``bert-base-uncased`` (vocab 30522, FFN 3072, 512 positions, 2 token
+    types). Published total: ≈110 M parameters; ``BertModel`` with the pooler has
+    109,482,240, which this workload reproduces exactly (the MLM/NSP heads are not
+    included).
+
+    Structure: three embedding lookups (word, position, token type) summed inside
+    ``word_embed`` (2·d·T ops) and a LayerNorm ``embed_norm``; 12 post-LN encoder
+    layers (``encN_attn_q/k/v``, ``encN_scores``, ``encN_softmax``, ``encN_context``,
+    ``encN_attn_out``, ``encN_add1``, ``encN_norm1``, ``encN_ffn1`` (GELU folded),
+    ``encN_ffn2``, ``encN_add2``, ``encN_norm2``); the ``pooler`` fc d→d (tanh
+    folded) on the [CLS] token.
+
+    The builder cannot slice tokens, so the pooler is added as an explicit
+    :class:`Layer` with H = 1 that reads only the first token's 768 elements of the
+    last encoder output (``edge_elems``).
+
+    MACs per sample: 12·(4·T·d² + 2·T²·d + 2·T·d·d_ff) + d² (T = ``seq_len``).
+    """
+    c = BERT_BASE
+    d, heads, d_ff, n_layers = c["hidden"], c["heads"], c["ffn"], c["layers"]
+    if not 1 <= seq_len <= c["max_positions"]:
+        raise ValueError(f"seq_len must be in 1..{c['max_positions']}, got {seq_len}")
+    T = seq_len
+    b = WorkloadBuilder(
+        f"bert-base-T{T}", precision_bytes,
+        meta={
+            "source": "Devlin et al., BERT, NAACL 2019 (BERT-base); HF bert-base-uncased config",
+            "published": {"params": 110_000_000, "params_hf_bertmodel": 109_482_240},
+            "seq_len": T,
+            "config": dict(c),
+        },
+    )
+    ids = b.input("input_ids", (1, T, 1))
+    pos_ids = b.input("position_ids", (1, T, 1))
+    type_ids = b.input("token_type_ids", (1, T, 1))
+    pos = b.embed("pos_embed", pos_ids, c["max_positions"], d)
+    typ = b.embed("type_embed", type_ids, c["type_vocab"], d)
+    x = b.embed("word_embed", ids, c["vocab"], d, pos, typ)
+    x = b.norm("embed_norm", x)
+
+    for i in range(1, n_layers + 1):
+        p = f"enc{i}"
+        a = _attention(b, p, x, x, d, heads)
+        x = _residual_norm(b, p, 1, x, a)
+        f = _ffn(b, p, x, d_ff)
+        x = _residual_norm(b, p, 2, x, f)
+
+    pooler = Layer("pooler", OpKind.FC, K=d, C=d, H=1, W=1, in_elems=d,
+                   weight_elems=d * d + d)
+    b.add_layer(pooler, [x], edge_elems={x: d})
+    return b.build()
+
+
+# ---------------------------------------------------------------------------------------
+# Transformer (Vaswani et al.)
+
+
+#: Base model of Vaswani et al. 2017, Table 3.
+TRANSFORMER_BASE = {"d_model": 512, "heads": 8, "ffn": 2048, "enc_layers": 6, "dec_layers": 6}
+
+
+def transformer_base(src_len: int = 128, tgt_len: int = 128, vocab: int = 37000,
+                     precision_bytes: int = 1) -> Workload:
+    """The base Transformer (encoder–decoder) for one sentence pair.
+
+    Source: A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017, Table 3
+    row "base": N = 6, d_model = 512, d_ff = 2048, h = 8, d_k = d_v = 64; published
+    total 65 M parameters. ``vocab`` defaults to the shared source–target BPE
+    vocabulary of about 37000 tokens of WMT 2014 English–German (Section 5.1).
+
+    Modelling choices:
+
+    * Shared embeddings (Section 3.4): one vocab×d_model table serves the source
+      embedding, the target embedding and the pre-softmax projection. It is counted
+      once, in ``src_embed``; ``tgt_embed`` and ``logits`` are explicit layers with
+      ``weight_elems = 0`` (``logits`` has no bias, as in the tied tensor2tensor
+      implementation). The √d_model scaling of the embeddings is not counted.
+    * Sinusoidal positional encodings have no parameters: they are network inputs
+      ``src_pos_enc`` / ``tgt_pos_enc`` of shape ``(d_model, T, 1)`` (a constant
+      table), added inside the embed layers (d_model·T ops each).
+    * Post-LN residuals (``LayerNorm(x + Sublayer(x))``), no final LayerNorm.
+    * The decoder runs once over all ``tgt_len`` target tokens (teacher forcing /
+      training-style single pass), not token by token with a KV cache. The causal
+      mask of the decoder self-attention is folded into its softmax; the scores and
+      context are computed densely (T_tgt² entries, not T_tgt·(T_tgt+1)/2).
+    * Cross-attention: the K and V projections of the encoder output are computed in
+      every decoder layer (each has its own weights), on ``src_len`` tokens.
+    * Output: ``logits`` fc d_model→vocab on every target position, then
+      ``out_softmax``.
+
+    With these choices the count is 63,082,496 parameters at vocab 37000 (2.95 %
+    below the published, rounded 65 M; the paper does not state its exact count).
+
+    MACs per sample (Ts = ``src_len``, Tt = ``tgt_len``, d = d_model):
+    6·(4·Ts·d² + 2·Ts²·d + 2·Ts·d·d_ff)
+    + 6·(6·Tt·d² + 2·Ts·d² + 2·Tt²·d + 2·Tt·Ts·d + 2·Tt·d·d_ff) + Tt·d·vocab.
+    """
+    c = TRANSFORMER_BASE
+    d, heads, d_ff = c["d_model"], c["heads"], c["ffn"]
+    Ts, Tt = src_len, tgt_len
+    if Ts < 1 or Tt < 1 or vocab < 1:
+        raise ValueError("src_len, tgt_len and vocab must be positive")
+    b = WorkloadBuilder(
+        f"transformer-base-S{Ts}-T{Tt}", precision_bytes,
+        meta={
+            "source": "Vaswani et al., Attention Is All You Need, NeurIPS 2017, Table 3 (base)",
+            "published": {"params": 65_000_000},
+            "src_len": Ts, "tgt_len": Tt, "vocab": vocab,
+            "config": dict(c),
+            "notes": "shared embedding/pre-softmax table counted once (src_embed); "
+                     "decoder modelled as one teacher-forced pass over tgt_len tokens",
+        },
+    )
+    # Encoder.
+    src_ids = b.input("src_ids", (1, Ts, 1))
+    src_pos = b.input("src_pos_enc", (d, Ts, 1))
+    x = b.embed("src_embed", src_ids, vocab, d, src_pos)
+    for i in range(1, c["enc_layers"] + 1):
+        p = f"enc{i}"
+        a = _attention(b, p, x, x, d, heads)
+        x = _residual_norm(b, p, 1, x, a)
+        f = _ffn(b, p, x, d_ff)
+        x = _residual_norm(b, p, 2, x, f)
+    memory = x
+
+    # Decoder: the target embedding reuses the shared table (no weights here).
+    tgt_ids = b.input("tgt_ids", (1, Tt, 1))
+    tgt_pos = b.input("tgt_pos_enc", (d, Tt, 1))
+    tgt_embed = Layer("tgt_embed", OpKind.EMBED, K=d, C=1, H=Tt, W=1,
+                      in_elems=Tt + d * Tt, weight_elems=0, ops=d * Tt)
+    y = b.add_layer(tgt_embed, [tgt_ids, tgt_pos])
+    for i in range(1, c["dec_layers"] + 1):
+        p = f"dec{i}"
+        a = _attention(b, p, y, y, d, heads)  # masked self-attention
+        y = _residual_norm(b, p, 1, y, a)
+        a = _attention(b, p, y, memory, d, heads, cross=True)  # encoder-decoder attention
+        y = _residual_norm(b, p, 2, y, a)
+        f = _ffn(b, p, y, d_ff)
+        y = _residual_norm(b, p, 3, y, f)
+
+    # Pre-softmax projection tied to the shared embedding table.
+    logits = Layer("logits", OpKind.FC, K=vocab, C=d, H=Tt, W=1, in_elems=d * Tt,
+                   weight_elems=0)
+    z = b.add_layer(logits, [y])
+    b.softmax("out_softmax", z)
+    return b.build()

@@ -1,0 +1,225 @@
+"""Pyomo MILP backend: HiGHS by default, CBC from the PuLP wheel, any other Pyomo solver.
+
+A formulation is written once as a Pyomo ``ConcreteModel`` with one active objective;
+:func:`solve_pyomo` solves it with the named backend, loads the solution into the
+model's variables and reads the objective, bound and status back.
+
+* ``highs`` — ``pyomo.contrib.solver``'s persistent HiGHS interface over ``highspy``
+  (pinned < 1.15: 1.15 and OR-Tools 9.15 clash in one process). Warm start: the
+  variables' current values are passed to HiGHS with ``setSolution``. ``threads`` is
+  not passed (HiGHS's thread pool is fixed per process).
+* ``cbc`` — the CBC binary shipped inside the PuLP wheel, through Pyomo's CBC shell
+  interface (``warmstart=True`` writes the variables' values as a start).
+* anything else Pyomo knows (``gurobi``, ``cplex``, ``scip``, ``glpk`` …) when installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+import pyomo.environ as pyo
+
+from chipsched.errors import SolverError
+from chipsched.result import Status
+from chipsched.solvers.options import SolveOptions
+from chipsched.solvers.outcome import ExactOutcome
+
+MILP_SOLVERS = ("highs", "cbc")
+
+
+def cbc_path() -> str:
+    """Path of the CBC binary in the PuLP wheel."""
+    import warnings
+
+    import pulp
+
+    with warnings.catch_warnings():
+        # PuLP 3.3 deprecates the bundled binary (gone in PuLP 4; we pin pulp < 4)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        path = pulp.apis.PULP_CBC_CMD().path
+    if not path:
+        raise SolverError("the CBC binary of the PuLP wheel was not found")
+    return path
+
+
+def available_milp_solvers() -> list[str]:
+    """Backends that can run here (HiGHS and CBC always; others when installed)."""
+    out = list(MILP_SOLVERS)
+    for name in ("gurobi", "cplex", "scip", "glpk", "xpress"):
+        try:
+            if pyo.SolverFactory(name).available(exception_flag=False):
+                out.append(name)
+        except Exception:  # noqa: BLE001 - a broken plugin is just "not available"
+            pass
+    return out
+
+
+def _objective(model: pyo.ConcreteModel) -> Any:
+    objs = list(model.component_data_objects(pyo.Objective, active=True))
+    if len(objs) != 1:
+        raise SolverError(f"a MILP needs exactly one active objective, found {len(objs)}")
+    return objs[0]
+
+
+def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, solver: str | None = None,
+                warm_start: bool = False) -> ExactOutcome:
+    """Solve ``model``; on success its variables hold the solution.
+
+    ``warm_start`` passes the variables' current values (set them from a heuristic's
+    solution first) as the initial incumbent.
+    """
+    name = (solver or options.milp_solver).lower()
+    obj = _objective(model)
+    minimize = obj.sense == pyo.minimize
+    t0 = time.perf_counter()
+    logging.getLogger("pyomo").setLevel(logging.ERROR)
+    if name == "highs":
+        out = _solve_highs(model, options, warm_start)
+    else:
+        out = _solve_legacy(model, options, name, warm_start, minimize)
+    status, objective, bound, has_solution, stats = out
+    if status is Status.OPTIMAL and objective is not None:
+        # the backend stops at its gap tolerance; report its bound, not the objective
+        bound = bound if bound is not None else objective
+    return ExactOutcome(name, status, objective, bound, time.perf_counter() - t0, has_solution,
+                        stats)
+
+
+def _finite(x: Any) -> float | None:
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _solve_highs(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bool):
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    opt = Highs()
+    if not opt.available():
+        raise SolverError("HiGHS (highspy) is not available")
+    solver_options: dict[str, Any] = {"random_seed": int(options.seed) % (2**31 - 1),
+                                      "mip_rel_gap": float(options.mip_gap)}
+    stats: dict[str, Any] = {}
+    if warm_start:
+        opt.set_instance(model)
+        stats["warm_start"] = _highs_set_solution(opt)
+    # No `threads`: HiGHS's thread pool is process-global, and asking a later run for a
+    # different count makes that run fail (model status kNotset); its MIP search is
+    # essentially serial anyway.
+    res = opt.solve(model, tee=options.verbose, load_solutions=False,
+                    raise_exception_on_nonoptimal_result=False,
+                    time_limit=options.time_limit, solver_options=solver_options)
+    tc = res.termination_condition
+    has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
+    if tc == TerminationCondition.convergenceCriteriaSatisfied:
+        status = Status.OPTIMAL
+    elif tc == TerminationCondition.maxTimeLimit:
+        status = Status.TIME_LIMIT
+    elif tc in (TerminationCondition.provenInfeasible,
+                TerminationCondition.locallyInfeasible,
+                TerminationCondition.infeasibleOrUnbounded):
+        status = Status.INFEASIBLE
+    elif has_solution:
+        status = Status.FEASIBLE
+    else:
+        raise SolverError(f"HiGHS ended with {tc.name}")
+    if has_solution:
+        res.solution_loader.load_vars()
+    objective = _finite(res.incumbent_objective) if has_solution else None
+    bound = _finite(res.objective_bound)
+    return status, objective, bound, has_solution, stats
+
+
+def _highs_set_solution(opt: Any) -> bool:
+    """Hand the variables' current values to HiGHS as a start (``Highs.setSolution``).
+
+    Uses the persistent interface's variable map; returns False (no warm start) when a
+    value is missing or the interface changed — a test keeps this path honest.
+    """
+    import highspy
+
+    try:
+        var_map = opt._pyomo_var_to_solver_var_map
+        vars_ = opt._vars
+        h = opt._solver_model
+    except AttributeError:
+        return False
+    n = len(var_map)
+    values = [0.0] * n
+    for vid, col in var_map.items():
+        v = vars_[vid][0]
+        if v.value is None:
+            return False
+        values[col] = float(v.value)
+    sol = highspy.HighsSolution()
+    sol.col_value = values
+    sol.value_valid = True
+    return h.setSolution(sol) == highspy.HighsStatus.kOk
+
+
+def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, warm_start: bool,
+                  minimize: bool):
+    from pyomo.opt import SolverStatus, TerminationCondition
+
+    if name == "cbc":
+        opt = pyo.SolverFactory("cbc", executable=cbc_path())
+        opt.options["seconds"] = options.time_limit if options.time_limit else 1e9
+        opt.options["threads"] = options.workers
+        opt.options["randomCbcSeed"] = int(options.seed) % (2**31 - 1) or 1
+        opt.options["ratioGap"] = float(options.mip_gap)
+    else:
+        opt = pyo.SolverFactory(name)
+        if opt is None or not opt.available(exception_flag=False):
+            raise SolverError(f"MILP solver {name!r} is not available here; available: "
+                              f"{', '.join(available_milp_solvers())}")
+        if options.time_limit:
+            key = {"gurobi": "TimeLimit", "cplex": "timelimit", "glpk": "tmlim",
+                   "scip": "limits/time"}.get(name)
+            if key:
+                opt.options[key] = options.time_limit
+    kwargs: dict[str, Any] = {"load_solutions": False, "tee": options.verbose}
+    if warm_start and opt.warm_start_capable():
+        kwargs["warmstart"] = True
+    # Pyomo's CBC reader does not negate the bound of a maximisation: solve min −f.
+    flip = name == "cbc" and not minimize
+    obj = _objective(model)
+    if flip:
+        obj.deactivate()
+        model._chipsched_min = pyo.Objective(expr=-obj.expr, sense=pyo.minimize)
+    try:
+        res = opt.solve(model, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - report as a solver failure, one line
+        raise SolverError(f"{name} failed: {str(exc).splitlines()[0]}") from None
+    finally:
+        if flip:
+            model.del_component("_chipsched_min")
+            obj.activate()
+    tc = res.solver.termination_condition
+    has_solution = len(res.solution) > 0 and tc not in (TerminationCondition.infeasible,)
+    if tc == TerminationCondition.optimal:
+        status = Status.OPTIMAL
+    elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.maxIterations,
+                TerminationCondition.maxEvaluations):
+        status = Status.TIME_LIMIT
+    elif tc in (TerminationCondition.infeasible, TerminationCondition.infeasibleOrUnbounded):
+        status = Status.INFEASIBLE
+    elif has_solution and res.solver.status in (SolverStatus.ok, SolverStatus.aborted,
+                                                SolverStatus.warning):
+        status = Status.FEASIBLE
+    else:
+        raise SolverError(f"{name} ended with {tc}")
+    if has_solution:
+        model.solutions.load_from(res)
+    objective = _finite(pyo.value(_objective(model))) if has_solution else None
+    lb, ub = _finite(res.problem.lower_bound), _finite(res.problem.upper_bound)
+    if flip:
+        bound = -lb if lb is not None else None
+    else:
+        bound = lb if minimize else ub
+    return status, objective, bound, has_solution, {}

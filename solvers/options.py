@@ -1,0 +1,54 @@
+"""Solver settings handled in one place: time limit, threads, seed, gap, warm start."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from typing import Any
+
+from chipsched.errors import InputError
+
+
+def default_threads() -> int:
+    """Worker threads when none are asked for: the machine's cores, at most 8."""
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Options every method accepts (each uses those that apply to it).
+
+    ``time_limit`` in seconds (``None``: no limit); ``threads`` for exact solvers
+    (``None``: :func:`default_threads`); ``seed`` for every random choice;
+    ``mip_gap`` the relative gap at which exact solvers may stop (0: prove optimality);
+    ``warm_start`` a solution of the same decision handed to an exact solver;
+    ``milp_solver`` the Pyomo backend ('highs', 'cbc', or any Pyomo solver name);
+    ``progress`` shows progress bars on long runs; ``verbose`` shows solver logs.
+    """
+
+    time_limit: float | None = None
+    threads: int | None = None
+    seed: int = 0
+    mip_gap: float = 0.0
+    warm_start: Any = None
+    milp_solver: str = "highs"
+    progress: bool = False
+    verbose: bool = False
+
+    def __post_init__(self) -> None:
+        if self.time_limit is not None and not self.time_limit > 0:
+            raise InputError("time_limit", f"must be positive, got {self.time_limit}",
+                             "give seconds, e.g. --time-limit 60")
+        if self.threads is not None and self.threads < 1:
+            raise InputError("threads", f"must be >= 1, got {self.threads}")
+        if not 0 <= self.mip_gap < 1:
+            raise InputError("mip_gap", f"must be in [0, 1), got {self.mip_gap}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise InputError("seed", f"must be a non-negative integer, got {self.seed!r}")
+
+    @property
+    def workers(self) -> int:
+        return self.threads or default_threads()
+
+    def replace(self, **changes: Any) -> SolveOptions:
+        return replace(self, **changes)

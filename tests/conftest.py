@@ -1,0 +1,37 @@
+"""Shared test helpers: small random workloads and DAGs."""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+from hypothesis import settings
+
+from chipsched.workload import Layer, OpKind, Workload
+
+settings.register_profile("chipsched", deadline=None, max_examples=60)
+settings.load_profile("chipsched")
+
+
+@st.composite
+def random_dags(draw, min_nodes: int = 1, max_nodes: int = 12) -> Workload:
+    """A random DAG workload: layers in topological order, random forward edges."""
+    n = draw(st.integers(min_nodes, max_nodes))
+    layers = []
+    for i in range(n):
+        k = draw(st.integers(1, 64))
+        c = draw(st.integers(1, 64))
+        h = draw(st.integers(1, 16))
+        layers.append(Layer(f"l{i}", OpKind.CONV, K=k, C=c, H=h, W=h, R=3, S=3,
+                            in_elems=c * h * h, weight_elems=k * c * 9))
+    edges = []
+    for d in range(1, n):
+        for s in range(d):
+            if draw(st.booleans()) and draw(st.booleans()):
+                edges.append((s, d, layers[s].out_elems))
+    return Workload("random", tuple(layers), tuple(edges))
+
+
+def chain_workload(n: int, k: int = 8) -> Workload:
+    layers = tuple(Layer(f"l{i}", OpKind.CONV, K=k, C=k, H=4, W=4, R=3, S=3, in_elems=k * 16,
+                         weight_elems=k * k * 9) for i in range(n))
+    edges = tuple((i, i + 1, k * 16) for i in range(n - 1))
+    return Workload("chain", layers, edges)

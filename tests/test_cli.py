@@ -1,0 +1,133 @@
+"""The command line: JSON contracts, tables, and bad input (one line, exit 2, no file)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from chipsched.cli import app
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def _one_line_error(res, *fragments: str) -> None:
+    assert res.exit_code == 2, (res.exit_code, res.output)
+    err = res.stderr.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    assert "Traceback" not in res.output
+    for f in fragments:
+        assert f in err, err
+
+
+def test_list_json_contract():
+    res = run("list", "--json")
+    assert res.exit_code == 0
+    d = json.loads(res.stdout)
+    assert set(d["decisions"]) == {"region_split", "tile_groups", "op_placement",
+                                   "core_assignment"}
+    assert all(isinstance(v["methods"], list) for v in d["decisions"].values())
+    assert {"resnet50", "vgg16", "mobilenet-v2", "googlenet", "bert-base", "transformer-base",
+            "inception-resnet-v1", "pnasnet5-mobile", "tiny"} <= set(d["networks"])
+    assert {"edge-4x4", "cloud-12x12", "soc-npu-gpu-cpu"} <= set(d["chips"])
+
+
+def test_list_table():
+    res = run("list")
+    assert res.exit_code == 0 and "resnet50" in res.stdout and "cloud-12x12" in res.stdout
+
+
+def test_show_network():
+    res = run("show", "network", "resnet50", "--json")
+    d = json.loads(res.stdout)
+    assert d["summary"]["macs"] == 4_089_184_256 and len(d["layers"]) == 72
+    res = run("show", "network", "tiny")
+    assert res.exit_code == 0 and "conv3b" in res.stdout and "MACs" in res.stdout
+    res = run("show", "network", "bert-base:seq_len=64", "--summary")
+    assert res.exit_code == 0 and "bert-base" in res.stdout
+
+
+def test_show_chip_and_schema():
+    d = json.loads(run("show", "chip", "cloud-12x12", "--json").stdout)
+    assert d["derived"]["units"] == 144 and d["unit"]["energy"]["mac_pj"] == 0.018
+    out = run("show", "chip", "edge-4x4").stdout
+    assert "16 compute units" in out and "pes: 16" in out
+    s = json.loads(run("schema", "chip").stdout)
+    assert s["title"] == "chipsched chip" and "mesh" in s["properties"]
+    s = json.loads(run("schema", "network").stdout)
+    assert "layers" in s["properties"]
+
+
+def test_export_and_load_back(tmp_path):
+    chip = tmp_path / "mychip.yaml"
+    assert run("export", "chip", "edge-4x4", str(chip)).exit_code == 0
+    d = json.loads(run("show", "chip", str(chip), "--json").stdout)
+    assert d["name"] == "edge-4x4"
+    net = tmp_path / "net.json"
+    assert run("export", "network", "tiny", str(net)).exit_code == 0
+    d = json.loads(run("show", "network", str(net), "--json").stdout)
+    assert d["summary"]["layers"] == 7
+
+
+def test_unknown_names_suggest(tmp_path):
+    _one_line_error(run("show", "network", "resnet51"), "unknown name 'resnet51'",
+                    "did you mean 'resnet50'")
+    _one_line_error(run("show", "chip", "cloud-12x13"), "did you mean 'cloud-12x12'")
+    _one_line_error(run("schema", "chips"), "did you mean 'chip'")
+    _one_line_error(run("solve", "tile_group", "-i", "tiny", "-m", "sa"),
+                    "did you mean 'tile_groups'")
+
+
+def test_bad_files(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nmesh: {rows: 2, cols: [\n")
+    _one_line_error(run("show", "chip", str(bad)), str(bad), "malformed YAML")
+    neg = tmp_path / "neg.yaml"
+    neg.write_text("name: x\nmesh: {rows: 2, cols: -2}\ncore_capacity: 4\n")
+    _one_line_error(run("show", "chip", str(neg)), "mesh.cols", ">= 1")
+    js = tmp_path / "bad.json"
+    js.write_text('{"name": "x", "layers": [}')
+    _one_line_error(run("show", "network", str(js)), "malformed JSON")
+    cyc = tmp_path / "cyc.yaml"
+    cyc.write_text("layers:\n - {name: a, kind: conv, in_elems: 4, inputs: [b]}\n"
+                   " - {name: b, kind: conv, inputs: [a]}\n")
+    _one_line_error(run("show", "network", str(cyc)), "cycle")
+    neg_layer = tmp_path / "negl.yaml"
+    neg_layer.write_text("layers:\n - {name: a, kind: conv, K: -3, in_elems: 4}\n")
+    _one_line_error(run("show", "network", str(neg_layer)), "layers.0.K")
+    onnx_file = tmp_path / "garbage.onnx"
+    onnx_file.write_bytes(b"\x00\xffnot an onnx model at all")
+    _one_line_error(run("show", "network", str(onnx_file)), "garbage.onnx")
+    _one_line_error(run("show", "network", str(tmp_path / "missing.yaml")), "file not found")
+
+
+def test_no_half_written_output(tmp_path):
+    out = tmp_path / "chip.txt"
+    _one_line_error(run("export", "chip", "edge-4x4", str(out)), "unsupported output format")
+    assert not out.exists()
+    out = tmp_path / "res.json"
+    _one_line_error(run("solve", "tile_groups", "-i", "nosuchnet", "-m", "x", "--out", str(out)))
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_decision_without_methods_yet():
+    d = json.loads(run("list", "--json").stdout)["decisions"]
+    for name, info in d.items():
+        if not info["implemented"]:
+            _one_line_error(run("solve", name, "-i", "tiny", "-m", "x"), "not implemented yet")
+
+
+@pytest.mark.parametrize("args", [["show", "network", "nope"], ["show", "chip", "x.yaml"]])
+def test_real_process_exit_code_and_no_traceback(args):
+    p = subprocess.run([sys.executable, "-m", "chipsched.cli", *args], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2
+    assert p.stderr.startswith("error: ") and p.stderr.count("\n") == 1
+    assert "Traceback" not in p.stderr and p.stdout == ""

@@ -1,0 +1,271 @@
+"""The shared cost model on hand-computed numbers (docs/cost-model.md), plus invariants."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chipsched.cost import (
+    CostModel,
+    EnergyBreakdown,
+    build_layer_table,
+    control_roundtrip_s,
+    divisors,
+    dram_energy_j,
+    dram_time_s,
+    hops,
+    layer_on_units,
+    noc_energy_j,
+    noc_time_s,
+    output_partitions,
+    parse_objective,
+    pipeline_period,
+    processor_energy_j,
+    processor_time_s,
+    systolic_cycles,
+    transfer_time_s,
+    vector_array_cycles,
+    xy_link_loads,
+)
+from chipsched.errors import InputError
+from chipsched.hardware import ArraySpec, ComputeUnit, UnitEnergy
+from chipsched.instances.chips import get_chip
+from chipsched.instances.networks import get_network
+from chipsched.workload import Layer, OpKind, Workload
+
+SET = get_chip("edge-4x4").unit
+SMALL = ComputeUnit(ArraySpec("vector", vector=8, lanes=4, pes=2), buffer_bytes=1 << 20,
+                    frequency_ghz=1.0, vector_ops_per_cycle=4,
+                    energy=UnitEnergy(mac_pj=1.0, vector_op_pj=1.0, buffer_pj_per_byte=1.0))
+CONV = Layer("c", OpKind.CONV, K=16, C=8, H=8, W=8, R=3, S=3, in_elems=512, weight_elems=1152)
+
+
+# -- compute on one unit ---------------------------------------------------------------------
+
+def test_first_resnet50_conv_on_the_set_tile():
+    """C = 3 on an 8-wide vector: 3/8 of the MACs do work."""
+    conv1 = get_network("resnet50").layers[0]
+    assert (conv1.C, conv1.K, conv1.H, conv1.R) == (3, 64, 112, 7)
+    cycles, _ = vector_array_cycles(1, 64, 3, 112, 112, 7, 7, SET.array)
+    # PEs over pixels: ⌈12544/16⌉ · 49 · ⌈3/8⌉ · ⌈64/8⌉ = 784 · 49 · 8
+    assert cycles == 784 * 49 * 8 == 307_328
+    r = layer_on_units(conv1, SET, 1)
+    assert r.cycles == 307_328 and r.utilization == pytest.approx(3 / 8)
+    assert r.compute_s == pytest.approx(307_328e-9)
+
+
+def test_vector_array_picks_the_better_pe_mapping():
+    # K = 256 fills 8 lanes × 16 PEs twice; pixels = 1: mapping PEs over K wins
+    c, passes = vector_array_cycles(1, 256, 64, 1, 1, 1, 1, SET.array)
+    assert c == 1 * 8 * 2 and passes == 2
+    # K = 8, pixels = 64: PEs over pixels wins: ⌈64/16⌉ · ⌈64/8⌉ · ⌈8/8⌉
+    c, passes = vector_array_cycles(1, 8, 64, 8, 8, 1, 1, SET.array)
+    assert c == 4 * 8 and passes == 1
+
+
+def test_systolic_formula_both_branches():
+    # m > w: m·k·n/(w·w) + 2(w − 1)
+    assert systolic_cycles(64, 100, 64, 32) == pytest.approx(64 * 100 * 64 / 1024 + 62)
+    assert systolic_cycles(16, 100, 64, 32) == pytest.approx(16 * 100 * 64 / 1024 + 62)
+    # m < w and n < w: m + k + n − 1
+    assert systolic_cycles(16, 100, 8, 32) == 16 + 100 + 8 - 1
+    # m = w (the document leaves it open): one pass, second branch
+    assert systolic_cycles(32, 100, 10, 32) == 32 + 100 + 10 - 1
+    np.testing.assert_allclose(systolic_cycles(np.array([64, 16]), 100, 8, 32),
+                               [64 * 100 * 8 / 1024 + 62, 123])
+
+
+def test_conv_and_depthwise_on_a_systolic_npu():
+    npu = get_chip("chiplet-2x2").unit  # 32×32
+    conv = Layer("c", OpKind.CONV, K=64, C=16, H=8, W=8, R=3, S=3, in_elems=16 * 64)
+    # im2col: m = 64 pixels, k = 16·9, n = 64 > w
+    assert layer_on_units(conv, npu, 1).cycles == pytest.approx(64 * 144 * 64 / 1024 + 62)
+    dw = Layer("d", OpKind.DEPTHWISE, K=32, C=32, H=8, W=8, R=3, S=3, groups=32,
+               in_elems=32 * 64)
+    # 32 one-column products m=64 × k=9 × n=1, one after another
+    assert layer_on_units(dw, npu, 1).cycles == pytest.approx(32 * (64 * 9 / 1024 + 62))
+
+
+def test_non_mac_ops_use_the_vector_unit():
+    pool = Layer("p", OpKind.POOL, K=16, C=16, H=4, W=4, R=2, S=2, in_elems=16 * 64,
+                 ops=16 * 16 * 4)
+    r = layer_on_units(pool, SMALL, 1)
+    assert r.cycles == math.ceil(1024 / 4) and r.utilization == 0.0
+    scalar = Layer("s", OpKind.SCALAR, ops=10, in_elems=1)
+    assert layer_on_units(scalar, SMALL, 1).cycles == 10  # one scalar op per cycle
+
+
+# -- intra-layer partition -------------------------------------------------------------------
+
+def test_partitions_enumerate_all_factorizations():
+    p = output_partitions(4)
+    prods = p.prod(axis=1)
+    assert list(prods) == sorted(prods) and prods.max() == 4
+    # (a, b, c, d) with a·b·c·d ≤ 4: 1 + 4 + 10 + 4 (products 1, 2, 3, 4: 1, 4, 4, 10)
+    assert len(p) == 1 + 4 + 4 + 10
+    assert len({tuple(r) for r in p}) == len(p)
+
+
+def test_partition_search_by_hand():
+    """CONV on 2 units of the small 64-MAC unit (vector 8 × lanes 4 × pes 2).
+
+    One unit: ⌈64/2⌉·9·⌈8/8⌉·⌈16/4⌉ = 1152 cycles. Splitting K, H or W in two all give
+    576; the tie goes to the least data: splitting K sends each unit half the weights
+    and the whole input (576·2 + 512·2 = 2176 B) vs H: all weights and 6 of 8 input
+    rows (1152·2 + 384·2 = 3072 B).
+    """
+    r1 = layer_on_units(CONV, SMALL, 1)
+    assert r1.cycles == 1152 and r1.partition == (1, 1, 1, 1)
+    r = layer_on_units(CONV, SMALL, 2)
+    assert r.partition == (1, 2, 1, 1) and r.units_used == 2
+    assert r.cycles == 576 and r.utilization == pytest.approx(1.0)
+    assert r.weight_fetch_bytes == 1152 and r.ifmap_fetch_bytes == 1024
+    assert r.ofmap_bytes == 16 * 64
+    assert r.footprint_bytes == 576 + 512 + 512
+    # buffer: weights written + read, input written + read once per channel pass (1),
+    # outputs written + read: 2·1152 + 2·1024 + 2·1024 bytes at 1 pJ/B
+    assert r.buffer_energy_j == pytest.approx(6400e-12)
+    assert r.mac_energy_j == pytest.approx(CONV.macs * 1e-12)
+
+
+def test_spill_rereads_the_input_per_weight_chunk():
+    tiny_buf = ComputeUnit(SMALL.array, buffer_bytes=512, frequency_ghz=1.0,
+                           vector_ops_per_cycle=4, energy=SMALL.energy)
+    r = layer_on_units(CONV, tiny_buf, 1)
+    # footprint 1152 + 512 + 1024 > 512; weights stream in 256-byte halves: 5 chunks
+    assert r.footprint_bytes == 2688
+    assert r.ifmap_fetch_bytes == 512 * 5
+
+
+def test_batch_partition_and_fewer_units_than_given():
+    r = layer_on_units(CONV, SMALL, 4, batch=2)
+    assert np.prod(r.partition) <= 4 and r.units_used <= 4
+    # twice the work on twice the units at best
+    assert r.cycles >= layer_on_units(CONV, SMALL, 2, batch=1).cycles
+    fc = Layer("f", OpKind.FC, K=10, C=64, in_elems=64, weight_elems=650)
+    # K = 10 on 4 lanes: 3 passes at best; more than 3 units cannot help
+    t = build_layer_table(Workload("w", (fc,)), SMALL, 16, (1,))
+    assert t.cycles[0, 15, 0] == t.cycles[0, 2, 0]
+    assert t.units_used[0, 15, 0] <= 3
+
+
+@given(st.integers(1, 64), st.integers(1, 64), st.integers(1, 14), st.sampled_from([1, 3]),
+       st.sampled_from([1, 2]), st.sampled_from([1, 2, 4]))
+def test_table_invariants(K, C, H, R, stride, b):
+    layer = Layer("x", OpKind.CONV, K=K, C=C, H=H, W=H, R=R, S=R, stride=stride,
+                  in_elems=C * (H * stride) ** 2, weight_elems=K * C * R * R)
+    G = 12
+    t = build_layer_table(Workload("w", (layer,)), SMALL, G, (b,))
+    cyc = t.cycles[0, :, 0]
+    assert np.all(np.diff(cyc) <= 0), "more units never slow a layer down"
+    assert np.all(t.partition[0, :, 0].prod(axis=1) <= np.arange(1, G + 1))
+    assert np.all(t.units_used[0, :, 0] <= np.arange(1, G + 1))
+    # no unit beats its peak: cycles · units · MACs/cycle ≥ MACs
+    assert np.all(cyc * t.units_used[0, :, 0] * SMALL.array.macs >= layer.macs * b)
+    assert np.all(t.utilization[0, :, 0] <= 1 + 1e-12)
+    # a table row equals the one-layer function
+    for g in (1, 5, 12):
+        assert t.row(0, g, b) == layer_on_units(layer, SMALL, g, b)
+
+
+def test_cost_model_caches_and_checks():
+    w = get_network("tiny")
+    cm = CostModel(w, get_chip("edge-4x4"))
+    t = cm.layer_table((1, 2))
+    assert cm.layer_table((2, 1)) is t
+    assert t.compute_s.shape == (len(w), 16, 2)
+    with pytest.raises(InputError, match="sub-batch 3 not in the table"):
+        t.row(0, 1, 3)
+    with pytest.raises(InputError, match="no compute units"):
+        CostModel(w, get_chip("neuro-8x8")).layer_table()
+    assert divisors(64) == [1, 2, 4, 8, 16, 32, 64]
+
+
+# -- NoC, DRAM -----------------------------------------------------------------------------------
+
+def test_xy_link_loads_by_hand():
+    # (0,0) → (2,2) weight 5: east along row 0, then south along column 2;
+    # (2,2) → (0,1) weight 3: west along row 2, then north along column 1
+    ll = xy_link_loads(3, 3, [0, 2], [0, 2], [2, 0], [2, 1], [5, 3])
+    assert ll.east.tolist() == [[5, 5], [0, 0], [0, 0]]
+    assert ll.south[:, 2].tolist() == [5, 5] and ll.south.sum() == 10
+    assert ll.west.tolist() == [[0, 0], [0, 0], [0, 3]]
+    assert ll.north[:, 1].tolist() == [3, 3] and ll.north.sum() == 6
+    assert ll.total == 5 * 4 + 3 * 3
+    assert ll.max == 5
+    src, dst, v = ll.busiest()
+    assert v == 5 and abs(src[0] - dst[0]) + abs(src[1] - dst[1]) == 1
+
+
+@given(st.integers(1, 6), st.integers(1, 6), st.data())
+def test_link_loads_total_is_weighted_hops(rows, cols, data):
+    n = data.draw(st.integers(0, 30))
+    sr = data.draw(st.lists(st.integers(0, rows - 1), min_size=n, max_size=n))
+    sc = data.draw(st.lists(st.integers(0, cols - 1), min_size=n, max_size=n))
+    dr = data.draw(st.lists(st.integers(0, rows - 1), min_size=n, max_size=n))
+    dc = data.draw(st.lists(st.integers(0, cols - 1), min_size=n, max_size=n))
+    w = data.draw(st.lists(st.integers(0, 100), min_size=n, max_size=n))
+    ll = xy_link_loads(rows, cols, sr, sc, dr, dc, w)
+    assert ll.total == pytest.approx(float(np.dot(w, hops(sr, sc, dr, dc))) if n else 0.0)
+    assert ll.east.shape == (rows, cols - 1) and ll.south.shape == (rows - 1, cols)
+    assert min(a.min(initial=0) for a in (ll.east, ll.west, ll.south, ll.north)) >= 0
+
+
+def test_noc_and_dram_formulas():
+    hw = get_chip("edge-4x4")
+    assert noc_energy_j(1000, 0.7) == pytest.approx(1000 * 8 * 0.7e-12)
+    # 32 GB/s links, 2 cycles per hop at 1 GHz
+    assert noc_time_s(64_000, 3, hw) == pytest.approx(64_000 / 32e9 + 3 * 2e-9)
+    assert dram_time_s(16.384e6, hw) == pytest.approx(1e-3)
+    assert dram_energy_j(1e6, hw) == pytest.approx(1e6 * 8 * 7.5e-12)
+
+
+# -- heterogeneous processors ----------------------------------------------------------------
+
+def test_processor_model():
+    soc = get_chip("soc-npu-gpu-cpu")
+    npu, gpu, cpu = soc.processors
+    fc = Layer("f", OpKind.FC, K=1000, C=2048, in_elems=2048, weight_elems=2_049_000)
+    assert processor_time_s(fc, npu) == pytest.approx(20e-6 + 2_048_000 / 2000e9)
+    assert processor_time_s(fc, cpu, batch=2) == pytest.approx(1e-6 + 4_096_000 / 50e9)
+    assert processor_energy_j(fc, gpu) == pytest.approx(2_048_000 * 2.0e-12)
+    ctl = Layer("loop", OpKind.SCALAR, ops=100, in_elems=1, control_flow=True)
+    rt = control_roundtrip_s(soc, 0)
+    assert rt == pytest.approx(10e-6)  # NPU → CPU → NPU, 5 µs each way
+    assert control_roundtrip_s(soc, 2) == 0.0
+    assert processor_time_s(ctl, npu, control_roundtrip_s=rt) == pytest.approx(
+        20e-6 + 100 / 0.5e9 + 10e-6)
+    assert processor_time_s(ctl, cpu) == pytest.approx(1e-6 + 100 / 4e9)
+    assert transfer_time_s(soc, 0, 0, 1e6) == 0.0
+    assert transfer_time_s(soc, 0, 2, 1e6) == pytest.approx(5e-6 + 1e6 / 25e9)
+
+
+def test_processor_that_cannot_run_a_class():
+    soc = get_chip("soc-npu-gpu-cpu").to_dict()
+    soc["processors"][0]["throughput_gops"]["scalar"] = 0
+    from chipsched.hardware import Hardware
+
+    npu = Hardware.from_dict(soc).processors[0]
+    assert processor_time_s(Layer("s", OpKind.SCALAR, ops=1, in_elems=1), npu) == math.inf
+
+
+# -- objectives ------------------------------------------------------------------------------
+
+def test_objectives():
+    assert parse_objective("latency")(5.0, 2.0) == 2.0
+    assert parse_objective("energy")(5.0, 2.0) == 5.0
+    assert parse_objective("E^2·D")(3.0, 2.0) == 18.0
+    assert parse_objective("e2d").name == "e2d"
+    assert parse_objective("ED2")(3.0, 2.0) == 12.0
+    o = parse_objective("E^3D^2")
+    assert (o.n, o.m) == (3, 2) and o(2.0, 3.0) == 72.0
+    assert parse_objective("edp").unit == "J·s"
+    with pytest.raises(InputError, match="objective: unknown objective 'speed'"):
+        parse_objective("speed")
+    assert pipeline_period([3.0, 7.0, 5.0]) == 7.0
+    e = EnergyBreakdown(dram=1, noc=2, mac=3, buffer=4) + EnergyBreakdown(dram=1)
+    assert e.total == 11 and e.to_dict()["dram_j"] == 2

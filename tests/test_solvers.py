@@ -1,0 +1,182 @@
+"""Solver layer: CP-SAT and Pyomo (HiGHS, CBC) in one process agree with brute force."""
+
+from __future__ import annotations
+
+import highspy
+import numpy as np
+import ortools
+import pyomo.environ as pyo
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ortools.sat.python import cp_model
+
+from chipsched.errors import InputError, SolverError
+from chipsched.result import Status
+from chipsched.solvers import SolveOptions, enumerate_best, solve_cpsat, solve_pyomo
+from chipsched.solvers.milp import available_milp_solvers, cbc_path
+from chipsched.solvers.selftest import (
+    balance_bruteforce,
+    balance_cpsat,
+    balance_pyomo,
+    makespan,
+)
+
+
+def test_versions_that_import_together():
+    """highspy < 1.15 and OR-Tools 9.x load in one process (1.15 clashes with 9.15)."""
+    major, minor = highspy.Highs().versionMajor(), highspy.Highs().versionMinor()
+    assert (major, minor) < (1, 15)
+    assert ortools.__version__.split(".")[0] == "9"
+
+
+@settings(max_examples=15)
+@given(st.lists(st.integers(1, 60), min_size=2, max_size=7), st.integers(2, 3))
+def test_same_model_on_every_backend(durations, k):
+    opts = SolveOptions(time_limit=20, threads=1)
+    best, assign = balance_bruteforce(durations, k)
+    assert makespan(durations, assign, k) == best
+    for label, (out, a) in (("cpsat", balance_cpsat(durations, k, opts)),
+                            ("highs", balance_pyomo(durations, k, opts, "highs")),
+                            ("cbc", balance_pyomo(durations, k, opts, "cbc"))):
+        assert out.status is Status.OPTIMAL, label
+        assert out.objective == pytest.approx(best), label
+        assert out.bound == pytest.approx(best, abs=1e-6), label
+        assert makespan(durations, a, k) == best, label
+
+
+def _knapsack(n=300, m=30, seed=0):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(10, 100, (m, n))
+    v = rng.integers(10, 100, n)
+    cap = w.sum(1) // 3
+    return w, v, cap
+
+
+def _pyomo_knapsack(w, v, cap):
+    m, n = w.shape
+    M = pyo.ConcreteModel()
+    M.x = pyo.Var(range(n), domain=pyo.Binary)
+    M.c = pyo.ConstraintList()
+    for k in range(m):
+        M.c.add(sum(int(w[k, i]) * M.x[i] for i in range(n)) <= int(cap[k]))
+    M.o = pyo.Objective(expr=sum(int(v[i]) * M.x[i] for i in range(n)), sense=pyo.maximize)
+    return M
+
+
+@pytest.mark.parametrize("backend", ["highs", "cbc"])
+def test_time_limit_reports_incumbent_and_bound(backend):
+    """A hard 300-item, 30-constraint knapsack stopped after 0.5 s: maximisation bound ≥
+    incumbent (CBC's bound is read through a min −f solve: Pyomo's reader does not
+    negate it)."""
+    M = _pyomo_knapsack(*_knapsack())
+    out = solve_pyomo(M, SolveOptions(time_limit=0.5, threads=1), backend)
+    assert out.status is Status.TIME_LIMIT and out.has_solution
+    assert out.bound >= out.objective > 0
+    assert out.objective == pytest.approx(pyo.value(M.o))
+    assert out.wall_s < 5
+
+
+def test_cpsat_time_limit_and_hints():
+    w, v, cap = _knapsack(n=200, m=20)
+    m = cp_model.CpModel()
+    x = [m.new_bool_var(f"x{i}") for i in range(len(v))]
+    for k in range(len(cap)):
+        m.add(sum(int(w[k, i]) * x[i] for i in range(len(v))) <= int(cap[k]))
+    m.maximize(sum(int(v[i]) * x[i] for i in range(len(v))))
+    out, solver = solve_cpsat(m, SolveOptions(time_limit=0.3, threads=1))
+    assert out.status is Status.TIME_LIMIT and out.bound >= out.objective
+    # a hint is taken as the first solution: with a tiny time limit the incumbent is
+    # at least the hinted value
+    hint = {xi: int(solver.value(xi)) for xi in x}
+    out2, _ = solve_cpsat(m, SolveOptions(time_limit=0.05, threads=1), hints=hint)
+    assert out2.objective >= out.objective - 1e-9
+
+
+def test_highs_warm_start_is_used():
+    """With HiGHS limited to the root node and no heuristics, the incumbent can only
+    come from the warm start: with it the run has a solution worth the start's value."""
+    w, v, cap = _knapsack(n=120, m=15, seed=3)
+    order = np.argsort(-v)
+    chosen = np.zeros(len(v), dtype=int)
+    load = np.zeros(len(cap))
+    for i in order:  # greedy feasible start
+        if np.all(load + w[:, i] <= cap):
+            chosen[i] = 1
+            load += w[:, i]
+    M = _pyomo_knapsack(w, v, cap)
+    for i in range(len(v)):
+        M.x[i].value = int(chosen[i])
+    start_value = float(v @ chosen)
+    import chipsched.solvers.milp as milp
+
+    opts = SolveOptions(time_limit=5, threads=1)
+    orig = milp._solve_highs
+
+    def limited(model, options, warm_start):
+        # restrict HiGHS: no presolve, no primal heuristics, root node only
+        from pyomo.contrib.solver.solvers.highs import Highs
+
+        real_solve = Highs.solve
+
+        def solve(self, model, **kw):
+            kw["solver_options"] = {**kw.get("solver_options", {}), "mip_max_nodes": 0,
+                                    "mip_heuristic_effort": 0.0, "presolve": "off"}
+            return real_solve(self, model, **kw)
+
+        Highs.solve = solve
+        try:
+            return orig(model, options, warm_start)
+        finally:
+            Highs.solve = real_solve
+
+    milp._solve_highs = limited
+    try:
+        out = solve_pyomo(M, opts, "highs", warm_start=True)
+    finally:
+        milp._solve_highs = orig
+    assert out.stats.get("warm_start") is True
+    assert out.has_solution and out.objective >= start_value - 1e-6
+
+
+def test_cbc_binary_and_solver_lookup():
+    assert cbc_path().endswith("cbc")
+    assert {"highs", "cbc"} <= set(available_milp_solvers())
+    M = _pyomo_knapsack(*_knapsack(n=5, m=2))
+    with pytest.raises(SolverError, match="'nosuchsolver' is not available"):
+        solve_pyomo(M, SolveOptions(), "nosuchsolver")
+
+
+def test_infeasible_on_both_backends():
+    m = cp_model.CpModel()
+    a = m.new_int_var(0, 3, "a")
+    m.add(a >= 5)
+    m.minimize(a)
+    out, _ = solve_cpsat(m, SolveOptions())
+    assert out.status is Status.INFEASIBLE and not out.has_solution
+    M = pyo.ConcreteModel()
+    M.a = pyo.Var(bounds=(0, 3), domain=pyo.Integers)
+    M.c = pyo.Constraint(expr=M.a >= 5)
+    M.o = pyo.Objective(expr=M.a)
+    for backend in ("highs", "cbc"):
+        out = solve_pyomo(M, SolveOptions(), backend)
+        assert out.status is Status.INFEASIBLE and not out.has_solution
+
+
+def test_options_validation():
+    with pytest.raises(InputError, match="time_limit: must be positive"):
+        SolveOptions(time_limit=0)
+    with pytest.raises(InputError, match="threads"):
+        SolveOptions(threads=0)
+    with pytest.raises(InputError, match="seed"):
+        SolveOptions(seed=-1)
+    assert SolveOptions().workers >= 1
+
+
+def test_bruteforce_guard_and_ties():
+    r = enumerate_best(iter([3, 1, 2, 1]), lambda x: x)
+    assert (r.best, r.value, r.count, r.ties) == (1, 1, 4, 2)
+    r = enumerate_best(iter([5, None, 4]), lambda x: x)
+    assert r.value == 4 and r.count == 2
+    with pytest.raises(InputError, match="too large for brute force"):
+        enumerate_best(iter(range(10)), lambda x: x, size=10**9)
