@@ -48,12 +48,16 @@ def split_options(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     return opts, params
 
 
-def make_instance(decision: str, network: Any, chip: Any = None, *,
+def make_instance(decision: str, instance: Any, chip: Any = None, *,
                   registry_: Registry | None = None, **options: Any) -> Any:
-    """Build a decision's instance from a network (name, file, Workload) and a chip
-    (name, file, Hardware; default: the decision's natural preset)."""
+    """Build a decision's instance from ``instance`` (a network name or file, a
+    ``Workload``, or whatever the decision reads: an STG file, a neuron graph …) and a
+    chip (name, file, ``Hardware``; default: the decision's natural preset).
+
+    The decision's ``make_instance`` resolves ``instance`` itself (usually with
+    ``chipsched.instances.networks.get_network``).
+    """
     from chipsched.instances.chips import get_chip
-    from chipsched.instances.networks import get_network
 
     spec = (registry_ or registry()).decision(decision)
     unknown = set(options) - set(spec.instance_options)
@@ -61,13 +65,7 @@ def make_instance(decision: str, network: Any, chip: Any = None, *,
         raise InputError(f"{decision} option {sorted(unknown)[0]!r}", "does not apply",
                          f"options of {decision}: {', '.join(spec.instance_options) or 'none'}")
     hw = get_chip(chip if chip is not None else spec.default_chip)
-    return spec.make_instance(get_network(network) if not _is_instance_file(network) else
-                              network, hw, **options)
-
-
-def _is_instance_file(x: Any) -> bool:
-    # decision-specific files (e.g. an STG task graph) are read by make_instance itself
-    return isinstance(x, str) and x.lower().endswith((".stg", ".graph", ".zip", ".csv"))
+    return spec.make_instance(instance, hw, **options)
 
 
 def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | None = None,

@@ -54,9 +54,11 @@ class Method:
 class DecisionSpec:
     """How the face handles one decision.
 
-    ``make_instance(network, chip, **options)`` builds an instance from a workload and
-    a chip (``options`` are the CLI's ``--objective``, ``--batch``, ``--processors`` …
-    named in ``instance_options``); ``evaluate(instance, solution)`` returns
+    ``make_instance(instance, chip, **options)`` builds an instance from the user's
+    ``--instance`` (a network name or file, a ``Workload``, or a file of the decision's
+    own formats — the decision resolves it) and a ``Hardware`` (``options`` are the
+    CLI's ``--objective``, ``--batch``, ``--processors`` … named in
+    ``instance_options``); ``evaluate(instance, solution)`` returns
     ``(objective, metrics)`` from the shared cost model — every reported number comes
     from it; ``render(instance, result)`` gives a rich renderable for the terminal.
     Every objective is minimized.
