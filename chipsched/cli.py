@@ -388,6 +388,59 @@ def _write_csv(path: Path, results: list[Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# bench
+
+
+@app.command("bench")
+@cli_errors
+def bench_cmd(
+    suite: Annotated[str, typer.Argument(help="built-in suite name or a suite .yaml/.json")],
+    out: Annotated[Path, typer.Option("--out", help="folder for results.sqlite, CSV, plots, "
+                                      "HTML")] = Path("out/bench"),
+    workers: Annotated[int, typer.Option("--workers", help="parallel processes")] = 0,
+    scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler "
+                                                  "address (tcp://host:8786)")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Many instances × methods × seeds in parallel; results in SQLite + CSV, plots, HTML."""
+    import os
+
+    from chipsched.bench import bench, builtin_suites, summarize
+    from chipsched.errors import InputError
+
+    if workers < 0:
+        raise InputError("--workers", f"must be >= 0, got {workers}")
+    if suite == "list":
+        _out().print("built-in suites: " + ", ".join(builtin_suites()))
+        return
+    rows, files = bench(suite, out, workers=workers or (os.cpu_count() or 1),
+                        scheduler=scheduler, progress=not json_)
+    if json_:
+        _print_json({"runs": summarize(rows), "files": {k: str(v) for k, v in files.items()}})
+        return
+    t = Table(title=f"bench {suite}: {len(rows)} runs", title_justify="left")
+    for col, j in (("decision", "left"), ("instance", "left"), ("method", "left"),
+                   ("seed", "right"), ("status", "left"), ("objective", "right"),
+                   ("vs best bound", "right"), ("time", "right")):
+        t.add_column(col, justify=j)
+    for r in summarize(rows):
+        g = r["gap_to_best_bound"]
+        t.add_row(r["decision"], r["instance"] + (f" {r['instance_options']}"
+                                                  if r["instance_options"] != "{}" else ""),
+                  r["method"], str(r["seed"]), r["status"],
+                  "" if r["objective"] is None else f"{r['objective']:.6g}",
+                  "" if g is None else f"{100 * g:+.2f} %",
+                  "" if r["wall_s"] is None else f"{r['wall_s']:.3g} s")
+    con = _out()
+    con.print(t)
+    errors = [r for r in rows if r["status"] == "error"]
+    for r in errors[:5]:
+        con.print(f"[red]error[/] {r['decision']}:{r['instance']}/{r['method']}: {r['message']}")
+    for k, v in files.items():
+        con.print(f"{k}: {v}")
+
+
+# ---------------------------------------------------------------------------------------
 # demo
 
 

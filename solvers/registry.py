@@ -72,6 +72,8 @@ class DecisionSpec:
     render: Callable[[Any, Any], Any] | None = None
     instance_options: tuple[str, ...] = ()
     instance_name: Callable[[Any], str] = lambda inst: str(getattr(inst, "name", ""))
+    #: a size for bench plots (layers, ops, vertices …); default ``len(instance)``
+    instance_size: Callable[[Any], float] | None = None
 
 
 class Registry:

@@ -1,0 +1,416 @@
+"""``chipsched bench``: many instances × methods × seeds, in parallel, into SQLite + CSV.
+
+A suite is a YAML/JSON file (or the name of a built-in one in ``chipsched/suites``)::
+
+    name: tile_groups-small
+    decision: tile_groups
+    chip: edge-4x4                  # default chip (optional: the decision's own default)
+    options: {time_limit: 30}       # SolveOptions for every run
+    instances:                      # an instance spec, or a mapping with per-instance options
+      - tiny
+      - {instance: resnet50, chip: cloud-12x12, batch: 8, objective: ed2}
+    methods: [sa, ls, cpsat]        # default: every method of the decision
+    seeds: 3                        # randomized methods run with seeds 0..seeds-1
+
+A suite may instead hold ``runs: [suite, suite, …]`` to cover several decisions.
+Runs go to a process pool (``workers``) or, given ``scheduler`` (a Dask address), to a
+Dask cluster. A run that fails is recorded with status ``error`` and its message; the
+sweep goes on. Results: SQLite (table ``runs``, one row per run, appended), CSV, a
+plot of each method's gap to the best bound and of wall time against instance size,
+and an HTML report linking them.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import html
+import json
+import os
+import sqlite3
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from chipsched.errors import ChipschedError, InputError, UnknownNameError
+
+#: Columns of the ``runs`` table, in order (also the CSV header).
+COLUMNS = ("bench_id", "suite", "decision", "instance", "chip", "instance_options",
+           "size", "method", "kind", "seed", "status", "objective", "bound", "gap",
+           "wall_s", "message", "started")
+
+_SOLVE_OPTIONS = ("time_limit", "threads", "mip_gap", "milp_solver")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run: a method with a seed on one instance."""
+
+    suite: str
+    decision: str
+    instance: str
+    chip: str | None
+    instance_options: tuple[tuple[str, Any], ...]
+    method: str
+    seed: int
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def label(self) -> str:
+        opts = ",".join(f"{k}={v}" for k, v in self.instance_options)
+        return f"{self.decision}:{self.instance}{'[' + opts + ']' if opts else ''}/{self.method}"
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    decision: str
+    instances: tuple[tuple[str, str | None, tuple[tuple[str, Any], ...]], ...]
+    methods: tuple[str, ...] | None = None
+    seeds: int = 1
+    options: tuple[tuple[str, Any], ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def builtin_suites() -> list[str]:
+    """Names of the suites shipped in ``chipsched/suites``."""
+    try:
+        files = resources.files("chipsched").joinpath("suites").iterdir()
+    except (FileNotFoundError, ModuleNotFoundError):
+        return []
+    return sorted(p.name.rsplit(".", 1)[0] for p in files if p.name.endswith((".yaml", ".yml")))
+
+
+def load_suites(spec: str | os.PathLike[str] | Mapping[str, Any]) -> list[Suite]:
+    """Suites from a file, a built-in name, or a mapping (the file form)."""
+    from chipsched.instances.formats import read_data
+
+    if isinstance(spec, Mapping):
+        data, source = spec, "suite"
+    else:
+        s = str(spec)
+        if Path(s).suffix.lower() in (".yaml", ".yml", ".json"):
+            data, source = read_data(s), s
+        else:
+            if s not in builtin_suites():
+                raise UnknownNameError("bench suite", s, builtin_suites())
+            path = resources.files("chipsched").joinpath("suites", f"{s}.yaml")
+            data, source = read_data(str(path)), f"suite {s}"
+    if not isinstance(data, Mapping):
+        raise InputError(source, "a suite must be a mapping")
+    if "runs" in data:
+        runs = data["runs"]
+        if not isinstance(runs, list) or not runs:
+            raise InputError(f"{source}.runs", "must be a non-empty list of suites")
+        out: list[Suite] = []
+        for i, sub in enumerate(runs):
+            if isinstance(sub, Mapping):
+                out.append(_suite({"name": data.get("name", source), **sub},
+                                  f"{source}.runs[{i}]"))
+            else:  # the name or file of another suite
+                out += load_suites(sub)
+        return out
+    return [_suite(data, source)]
+
+
+def _suite(data: Mapping[str, Any], source: str) -> Suite:
+    allowed = {"name", "decision", "chip", "options", "instances", "methods", "seeds",
+               "description"}
+    extra = set(data) - allowed
+    if extra:
+        raise InputError(f"{source}.{sorted(extra)[0]}", "unknown field",
+                         f"allowed: {', '.join(sorted(allowed))}")
+    for key in ("decision", "instances"):
+        if key not in data:
+            raise InputError(f"{source}.{key}", "is required")
+    insts = data["instances"]
+    if not isinstance(insts, list) or not insts:
+        raise InputError(f"{source}.instances", "must be a non-empty list")
+    default_chip = data.get("chip")
+    parsed = []
+    for i, item in enumerate(insts):
+        if isinstance(item, str):
+            parsed.append((item, default_chip, ()))
+        elif isinstance(item, Mapping) and "instance" in item:
+            opts = tuple(sorted((k, v) for k, v in item.items() if k not in ("instance", "chip")))
+            parsed.append((str(item["instance"]), item.get("chip", default_chip), opts))
+        else:
+            raise InputError(f"{source}.instances[{i}]",
+                             "must be a name or a mapping with 'instance'")
+    seeds = data.get("seeds", 1)
+    if not isinstance(seeds, int) or seeds < 1:
+        raise InputError(f"{source}.seeds", f"must be a positive integer, got {seeds!r}")
+    options = data.get("options", {}) or {}
+    bad = set(options) - set(_SOLVE_OPTIONS)
+    if bad:
+        raise InputError(f"{source}.options.{sorted(bad)[0]}", "unknown option",
+                         f"allowed: {', '.join(_SOLVE_OPTIONS)}")
+    methods = data.get("methods")
+    return Suite(name=str(data.get("name", source)), decision=str(data["decision"]),
+                 instances=tuple(parsed), methods=tuple(methods) if methods else None,
+                 seeds=seeds, options=tuple(sorted(options.items())))
+
+
+def expand(suites: Iterable[Suite], registry_: Any = None) -> list[Job]:
+    """The jobs of the suites, validated against the registry (fails fast on a typo)."""
+    from chipsched.api import registry
+
+    reg = registry_ or registry()
+    jobs: list[Job] = []
+    for s in suites:
+        reg.decision(s.decision)
+        names = list(s.methods) if s.methods else list(reg.methods(s.decision))
+        for n in names:
+            reg.get(s.decision, n)
+        for inst, chip, iopts in s.instances:
+            for n in names:
+                seeds = range(s.seeds) if reg.get(s.decision, n).randomized else range(1)
+                for seed in seeds:
+                    jobs.append(Job(s.name, s.decision, inst, chip, iopts, n, seed, s.options))
+    return jobs
+
+
+def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
+    """Run one job and return its row; never raises for a failing method or instance."""
+    from chipsched.api import make_instance, registry, solve
+    from chipsched.solvers.options import SolveOptions
+
+    reg = registry_ or registry()
+    row: dict[str, Any] = {
+        "suite": job.suite, "decision": job.decision, "instance": job.instance,
+        "chip": job.chip or "", "instance_options": json.dumps(dict(job.instance_options)),
+        "method": job.method, "kind": "", "seed": job.seed, "size": None,
+        "status": "error", "objective": None, "bound": None, "gap": None, "wall_s": None,
+        "message": "", "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    t0 = time.perf_counter()
+    try:
+        m = reg.get(job.decision, job.method)
+        row["kind"] = m.kind
+        spec = reg.decision(job.decision)
+        inst = make_instance(job.decision, job.instance, job.chip, registry_=reg,
+                             **dict(job.instance_options))
+        row["size"] = _size(spec, inst)
+        opts = SolveOptions(seed=job.seed, **dict(job.options))
+        res = solve(job.decision, inst, job.method, options=opts, registry_=reg)
+        row.update(status=res.status.value, objective=res.objective, bound=res.bound,
+                   gap=res.gap, wall_s=res.wall_s, message=res.message)
+    except ChipschedError as exc:
+        row.update(message=str(exc), wall_s=time.perf_counter() - t0)
+    except Exception as exc:  # noqa: BLE001 - a bench records failures and goes on
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        row.update(message=f"{type(exc).__name__}: {exc} ({Path(last.filename).name}:"
+                           f"{last.lineno})", wall_s=time.perf_counter() - t0)
+    return row
+
+
+def _size(spec: Any, instance: Any) -> float | None:
+    fn = getattr(spec, "instance_size", None)
+    if fn is not None:
+        return fn(instance)
+    try:
+        return float(len(instance))
+    except TypeError:
+        return None
+
+
+def run_bench(jobs: Sequence[Job], workers: int = 1, scheduler: str | None = None,
+              progress: bool = False, registry_: Any = None,
+              on_row: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Run the jobs; rows come back in job order. ``registry_`` (tests) forces serial."""
+    rows: list[dict[str, Any] | None] = [None] * len(jobs)
+    bar = _bar(progress, len(jobs))
+
+    def done(i: int, row: dict[str, Any], p: Any, task: Any) -> None:
+        rows[i] = row
+        if on_row:
+            on_row(row)
+        if p:
+            p.update(task, advance=1, description=f"{jobs[i].label} → {row['status']}")
+
+    with bar as p:
+        task = p.add_task("bench", total=len(jobs)) if p else None
+        if scheduler:
+            from dask.distributed import Client
+
+            with Client(scheduler) as client:
+                futs = {client.submit(run_job, j, pure=False): i for i, j in enumerate(jobs)}
+                from dask.distributed import as_completed as dask_completed
+
+                for f in dask_completed(futs):
+                    done(futs[f], f.result(), p, task)
+        elif workers <= 1 or registry_ is not None or len(jobs) < 2:
+            for i, j in enumerate(jobs):
+                done(i, run_job(j, registry_), p, task)
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as ex:
+                futs = {ex.submit(run_job, j): i for i, j in enumerate(jobs)}
+                for f in as_completed(futs):
+                    done(futs[f], f.result(), p, task)
+    return [r for r in rows if r is not None]
+
+
+def _bar(enabled: bool, total: int) -> Any:
+    from chipsched.api import _progress
+
+    return _progress(enabled, total, "bench")
+
+
+# ---------------------------------------------------------------------------------------
+# storage and reports
+
+
+def save_rows(rows: Sequence[Mapping[str, Any]], db: str | os.PathLike[str], bench_id: str
+              ) -> None:
+    """Append rows to the ``runs`` table of the SQLite file ``db`` (created if missing)."""
+    Path(db).parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(str(db))
+    try:
+        con.execute("CREATE TABLE IF NOT EXISTS runs (" + ", ".join(
+            f"{c} {'REAL' if c in ('objective', 'bound', 'gap', 'wall_s', 'size') else 'TEXT'}"
+            for c in COLUMNS) + ")")
+        con.executemany(f"INSERT INTO runs ({', '.join(COLUMNS)}) VALUES "
+                        f"({', '.join('?' for _ in COLUMNS)})",
+                        [tuple(bench_id if c == "bench_id" else _plain(r.get(c))
+                               for c in COLUMNS) for r in rows])
+        con.commit()
+    finally:
+        con.close()
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, float) and v != v:  # NaN
+        return None
+    return v
+
+
+def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], bench_id: str
+              ) -> Path:
+    from chipsched.instances.formats import atomic_write
+
+    def write(fh: Any) -> None:
+        w = csv.writer(fh)
+        w.writerow(COLUMNS)
+        for r in rows:
+            w.writerow(["" if (v := (bench_id if c == "bench_id" else r.get(c))) is None else v
+                        for c in COLUMNS])
+
+    return atomic_write(path, write)
+
+
+def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per row: the instance's best proven bound and best objective among all methods, and
+    the row's gap to that bound — the 'within x % of the proven lower bound' figure."""
+    key = lambda r: (r["decision"], r["instance"], r["chip"], r["instance_options"])  # noqa: E731
+    best_bound: dict[Any, float] = {}
+    best_obj: dict[Any, float] = {}
+    for r in rows:
+        k = key(r)
+        if r.get("bound") is not None:
+            best_bound[k] = max(best_bound.get(k, -float("inf")), r["bound"])
+        if r.get("objective") is not None:
+            best_obj[k] = min(best_obj.get(k, float("inf")), r["objective"])
+    out = []
+    for r in rows:
+        k = key(r)
+        bb, bo, obj = best_bound.get(k), best_obj.get(k), r.get("objective")
+        vs = None
+        if bb is not None and obj is not None and bb != 0:
+            vs = (obj - bb) / abs(bb)
+        out.append({**r, "best_bound": bb, "best_objective": bo, "gap_to_best_bound": vs})
+    return out
+
+
+def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path) -> list[Path]:
+    """Per decision: gap to the best bound vs size, and wall time vs size."""
+    from chipsched.plots import _figure, save_figure
+
+    paths = []
+    summ = summarize(rows)
+    for decision in sorted({r["decision"] for r in summ}):
+        rs = [r for r in summ if r["decision"] == decision and r.get("size") is not None]
+        if not rs:
+            continue
+        for what, ylabel, fname in (
+                ("gap_to_best_bound", "objective / best bound − 1 (%)", "gap"),
+                ("wall_s", "wall time (s)", "time")):
+            fig, ax = _figure()
+            for m in sorted({r["method"] for r in rs}):
+                pts = sorted((r["size"], r[what]) for r in rs
+                             if r["method"] == m and r.get(what) is not None)
+                if not pts:
+                    continue
+                xs = [p[0] for p in pts]
+                ys = [100 * p[1] if what == "gap_to_best_bound" else p[1] for p in pts]
+                ax.plot(xs, ys, "o-", label=m, ms=3)
+            ax.set_xscale("log")
+            if what == "wall_s":
+                ax.set_yscale("log")
+            ax.set_xlabel("instance size")
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"{decision}: {ylabel} vs size")
+            ax.grid(True, alpha=0.3)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7)
+            paths.append(save_figure(fig, out_dir / f"{decision}_{fname}_vs_size.png"))
+    return paths
+
+
+def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: Path,
+               title: str) -> Path:
+    from chipsched.instances.formats import atomic_write
+
+    summ = summarize(rows)
+    cols = ["decision", "instance", "chip", "instance_options", "method", "seed", "status",
+            "objective", "bound", "gap", "gap_to_best_bound", "wall_s", "message"]
+
+    def cell(c: str, v: Any) -> str:
+        if v is None:
+            return ""
+        if c in ("gap", "gap_to_best_bound") and isinstance(v, float):
+            return f"{100 * v:.2f} %"
+        if isinstance(v, float):
+            return f"{v:.6g}"
+        return html.escape(str(v))
+
+    body = [f"<h1>{html.escape(title)}</h1>",
+            f"<p>{len(rows)} runs; generated {dt.datetime.now().isoformat(timespec='seconds')}"
+            "</p>"]
+    for p in plots:
+        body.append(f'<img src="{html.escape(p.name)}" style="max-width:48%">')
+    body.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in cols) + "</tr>")
+    for r in summ:
+        body.append("<tr>" + "".join(f"<td>{cell(c, r.get(c))}</td>" for c in cols) + "</tr>")
+    body.append("</table>")
+    page = ("<!doctype html><meta charset='utf-8'><title>" + html.escape(title) + "</title>"
+            "<style>body{font-family:sans-serif}table{border-collapse:collapse;font-size:12px}"
+            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style>"
+            + "\n".join(body))
+    return atomic_write(path, lambda fh: fh.write(page))
+
+
+def bench(spec: str | os.PathLike[str] | Mapping[str, Any], out_dir: str | os.PathLike[str],
+          workers: int = 1, scheduler: str | None = None, progress: bool = False,
+          registry_: Any = None) -> tuple[list[dict[str, Any]], dict[str, Path]]:
+    """Load, run and store a bench; returns the rows and the files written."""
+    suites = load_suites(spec)
+    jobs = expand(suites, registry_)
+    bench_id = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    rows = run_bench(jobs, workers=workers, scheduler=scheduler, progress=progress,
+                     registry_=registry_)
+    out = Path(out_dir)
+    files = {"sqlite": out / "results.sqlite", "csv": out / f"bench-{bench_id}.csv"}
+    save_rows(rows, files["sqlite"], bench_id)
+    write_csv(rows, files["csv"], bench_id)
+    plots = plot_bench(rows, out)
+    files["html"] = write_html(rows, plots, out / f"bench-{bench_id}.html",
+                               f"chipsched bench {suites[0].name}")
+    for i, p in enumerate(plots):
+        files[f"plot{i}"] = p
+    return rows, files
+

@@ -1,0 +1,95 @@
+"""The bench runner on a toy decision: suites, jobs, failures recorded, SQLite/CSV/HTML."""
+
+from __future__ import annotations
+
+import csv
+import sqlite3
+
+import pytest
+
+from chipsched.bench import bench, expand, load_suites, summarize
+from chipsched.errors import InputError, UnknownNameError
+from chipsched.result import Status
+from chipsched.solvers.registry import DecisionSpec, MethodOutput, Registry, register
+
+
+def _toy() -> Registry:
+    reg = Registry(decisions=("toy",))
+
+    def make(spec, chip, scale=1):
+        if spec == "broken":
+            raise InputError("instance", "broken on purpose")
+        return tuple(scale * float(x) for x in spec.split(","))
+
+    reg.add_decision(DecisionSpec("toy", "pick the smallest", "edge-4x4", make,
+                                  lambda inst, sol: (inst[sol], {}),
+                                  instance_options=("scale",)))
+
+    @register("toy", "exact", "exact", "min", registry=reg)
+    def exact(inst, options):
+        i = min(range(len(inst)), key=inst.__getitem__)
+        return MethodOutput(Status.OPTIMAL, i, inst[i], inst[i])
+
+    @register("toy", "random", "heuristic", "random", registry=reg, randomized=True)
+    def rand(inst, options):
+        return MethodOutput(Status.FEASIBLE, options.seed % len(inst))
+
+    @register("toy", "crash", "heuristic", "raises", registry=reg)
+    def crash(inst, options):
+        raise RuntimeError("bug in a method")
+
+    return reg
+
+
+SUITE = {"name": "toy-suite", "decision": "toy",
+         "instances": ["4,2,8", {"instance": "5,3", "scale": 2}, "broken"],
+         "methods": ["exact", "random", "crash"], "seeds": 2, "options": {"time_limit": 5}}
+
+
+def test_expand_counts_runs():
+    reg = _toy()
+    jobs = expand(load_suites(SUITE), reg)
+    # per instance: exact once, random per seed (2), crash once
+    assert len(jobs) == 3 * 4
+    assert {j.seed for j in jobs if j.method == "random"} == {0, 1}
+    with pytest.raises(UnknownNameError, match="did you mean 'exact'"):
+        expand(load_suites({**SUITE, "methods": ["exakt"]}), reg)
+
+
+def test_bench_records_everything(tmp_path):
+    reg = _toy()
+    rows, files = bench(SUITE, tmp_path, registry_=reg)
+    by = {(r["instance"], r["method"], r["seed"]): r for r in rows}
+    assert by[("4,2,8", "exact", 0)]["objective"] == 2.0
+    assert by[("4,2,8", "random", 1)]["objective"] == 2.0
+    assert by[("5,3", "exact", 0)]["objective"] == 6.0  # scale=2
+    crash = by[("4,2,8", "crash", 0)]
+    assert crash["status"] == "error" and "RuntimeError: bug in a method" in crash["message"]
+    broken = by[("broken", "exact", 0)]
+    assert broken["status"] == "error" and "broken on purpose" in broken["message"]
+    summ = {(r["instance"], r["method"], r["seed"]): r for r in summarize(rows)}
+    assert summ[("4,2,8", "random", 0)]["gap_to_best_bound"] == pytest.approx(1.0)  # 4 vs 2
+    con = sqlite3.connect(files["sqlite"])
+    n, = con.execute("select count(*) from runs").fetchone()
+    assert n == len(rows) == 12
+    with open(files["csv"]) as fh:
+        assert len(list(csv.DictReader(fh))) == 12
+    assert "toy-suite" in files["html"].read_text()
+    assert any(k.startswith("plot") for k in files)
+    # a second bench appends to the same database
+    bench(SUITE, tmp_path, registry_=reg)
+    n, = sqlite3.connect(files["sqlite"]).execute("select count(*) from runs").fetchone()
+    assert n == 24
+
+
+def test_suite_errors(tmp_path):
+    with pytest.raises(InputError, match=r"suite\.seeds: must be a positive integer"):
+        load_suites({**SUITE, "seeds": 0})
+    with pytest.raises(InputError, match=r"suite\.colour: unknown field"):
+        load_suites({**SUITE, "colour": "red"})
+    with pytest.raises(InputError, match=r"options\.speed: unknown option"):
+        load_suites({**SUITE, "options": {"speed": 1}})
+    with pytest.raises(UnknownNameError, match="bench suite"):
+        load_suites("no-such-suite")
+    nested = load_suites({"name": "all", "runs": [SUITE, {**SUITE, "seeds": 1}]})
+    assert [s.seeds for s in nested] == [2, 1]
