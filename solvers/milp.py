@@ -65,11 +65,14 @@ def _objective(model: pyo.ConcreteModel) -> Any:
 
 
 def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, solver: str | None = None,
-                warm_start: bool = False) -> ExactOutcome:
+                warm_start: bool = False, solver_options: dict[str, Any] | None = None
+                ) -> ExactOutcome:
     """Solve ``model``; on success its variables hold the solution.
 
     ``warm_start`` passes the variables' current values (set them from a heuristic's
-    solution first) as the initial incumbent.
+    solution first) as the initial incumbent. ``solver_options`` are extra options for
+    the HiGHS backend (presolve is switched off by itself on highspy 1.14; see
+    :func:`highs_presolve_is_safe`).
     """
     name = (solver or options.milp_solver).lower()
     obj = _objective(model)
@@ -77,7 +80,7 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, solver: str | N
     t0 = time.perf_counter()
     logging.getLogger("pyomo").setLevel(logging.ERROR)
     if name == "highs":
-        out = _solve_highs(model, options, warm_start)
+        out = _solve_highs(model, options, warm_start, solver_options)
     else:
         out = _solve_legacy(model, options, name, warm_start, minimize)
     status, objective, bound, has_solution, stats = out
@@ -96,7 +99,17 @@ def _finite(x: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _solve_highs(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bool):
+def highs_presolve_is_safe() -> bool:
+    """False on highspy 1.14.x, whose MIP presolve can return a wrong "optimal" answer
+    (ERGO-Code/HiGHS#2957/#3043/#3094, fixed by #2961 in 1.15.0). We pin 1.13.x; should
+    a 1.14 be installed anyway, :func:`solve_pyomo` switches HiGHS presolve off."""
+    from importlib.metadata import version
+
+    return not version("highspy").startswith("1.14.")
+
+
+def _solve_highs(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bool,
+                 extra: dict[str, Any] | None = None):
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
     from pyomo.contrib.solver.solvers.highs import Highs
 
@@ -105,6 +118,9 @@ def _solve_highs(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bo
         raise SolverError("HiGHS (highspy) is not available")
     solver_options: dict[str, Any] = {"random_seed": int(options.seed) % (2**31 - 1),
                                       "mip_rel_gap": float(options.mip_gap)}
+    if not highs_presolve_is_safe():
+        solver_options["presolve"] = "off"
+    solver_options.update(extra or {})
     stats: dict[str, Any] = {}
     if warm_start:
         opt.set_instance(model)
@@ -119,7 +135,9 @@ def _solve_highs(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bo
     has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
     if tc == TerminationCondition.convergenceCriteriaSatisfied:
         status = Status.OPTIMAL
-    elif tc == TerminationCondition.maxTimeLimit:
+    elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit,
+                TerminationCondition.objectiveLimit, TerminationCondition.interrupted):
+        # stopped by a limit (time, nodes, iterations): maybe a solution, no proof
         status = Status.TIME_LIMIT
     elif tc in (TerminationCondition.provenInfeasible,
                 TerminationCondition.locallyInfeasible,

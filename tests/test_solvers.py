@@ -30,6 +30,20 @@ def test_versions_that_import_together():
     assert ortools.__version__.split(".")[0] == "9"
 
 
+def test_highs_presolve_regression():
+    """min 2x + 3z s.t. x + z >= 4.5, z integer: the optimum is 9 (x = 4.5, z = 0).
+    HiGHS 1.14.0's presolve answers 15 and calls it optimal (ERGO-Code/HiGHS#3043);
+    our pin (1.13.x) and the presolve guard must both give 9."""
+    M = pyo.ConcreteModel()
+    M.x = pyo.Var(bounds=(0, 10))
+    M.z = pyo.Var(bounds=(0, 10), domain=pyo.Integers)
+    M.c = pyo.Constraint(expr=M.x + M.z >= 4.5)
+    M.o = pyo.Objective(expr=2 * M.x + 3 * M.z)
+    for backend in ("highs", "cbc"):
+        out = solve_pyomo(M, SolveOptions(), backend)
+        assert out.status is Status.OPTIMAL and out.objective == pytest.approx(9.0), backend
+
+
 @settings(max_examples=15)
 @given(st.lists(st.integers(1, 60), min_size=2, max_size=7), st.integers(2, 3))
 def test_same_model_on_every_backend(durations, k):
@@ -108,33 +122,10 @@ def test_highs_warm_start_is_used():
     for i in range(len(v)):
         M.x[i].value = int(chosen[i])
     start_value = float(v @ chosen)
-    import chipsched.solvers.milp as milp
-
-    opts = SolveOptions(time_limit=5, threads=1)
-    orig = milp._solve_highs
-
-    def limited(model, options, warm_start):
-        # restrict HiGHS: no presolve, no primal heuristics, root node only
-        from pyomo.contrib.solver.solvers.highs import Highs
-
-        real_solve = Highs.solve
-
-        def solve(self, model, **kw):
-            kw["solver_options"] = {**kw.get("solver_options", {}), "mip_max_nodes": 0,
-                                    "mip_heuristic_effort": 0.0, "presolve": "off"}
-            return real_solve(self, model, **kw)
-
-        Highs.solve = solve
-        try:
-            return orig(model, options, warm_start)
-        finally:
-            Highs.solve = real_solve
-
-    milp._solve_highs = limited
-    try:
-        out = solve_pyomo(M, opts, "highs", warm_start=True)
-    finally:
-        milp._solve_highs = orig
+    # no presolve, no primal heuristics, root node only
+    limits = {"mip_max_nodes": 0, "mip_heuristic_effort": 0.0, "presolve": "off"}
+    out = solve_pyomo(M, SolveOptions(time_limit=5, threads=1), "highs", warm_start=True,
+                      solver_options=limits)
     assert out.stats.get("warm_start") is True
     assert out.has_solution and out.objective >= start_value - 1e-6
 
