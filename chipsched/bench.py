@@ -79,11 +79,11 @@ class Suite:
 
 def builtin_suites() -> list[str]:
     """Names of the suites shipped in ``chipsched/suites``."""
-    try:
-        files = resources.files("chipsched").joinpath("suites").iterdir()
-    except (FileNotFoundError, ModuleNotFoundError):
+    folder = resources.files("chipsched").joinpath("suites")
+    if not folder.is_dir():
         return []
-    return sorted(p.name.rsplit(".", 1)[0] for p in files if p.name.endswith((".yaml", ".yml")))
+    names = (p.name for p in folder.iterdir())
+    return sorted(n.rsplit(".", 1)[0] for n in names if n.endswith((".yaml", ".yml")))
 
 
 def load_suites(spec: str | os.PathLike[str] | Mapping[str, Any]) -> list[Suite]:
