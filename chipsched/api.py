@@ -22,7 +22,11 @@ from chipsched.solvers.registry import REGISTRY, MethodOutput, Registry
 
 #: Modules whose import registers decisions (their DecisionSpec) and methods. Each
 #: decision adds its modules here when it lands.
-DECISION_MODULES: tuple[str, ...] = ()
+DECISION_MODULES: tuple[str, ...] = (
+    "chipsched.instances.op_placement",
+    "chipsched.formulations.op_placement",
+    "chipsched.heuristics.op_placement",
+)
 
 #: Relative tolerance between a method's reported objective and the evaluator's.
 OBJECTIVE_RTOL = 1e-6

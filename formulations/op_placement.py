@@ -1,0 +1,630 @@
+"""Exact op placement: CP-SAT (optional intervals), a disjunctive Pyomo MILP, brute force.
+
+All three search the same space — every op on one core, any start times — and decode
+their answer the same way: the processor of every op and the order of the starts go
+through :func:`chipsched.problems.op_placement.list_schedule`, so the reported
+schedule and objective are the shared cost model's.
+
+CP-SAT
+------
+* Processors that are interchangeable and free to move data between (identical
+  processors of an STG file, say) are merged into one *class*; a class is a resource
+  of capacity = its cores (``add_no_overlap`` for one core, ``add_cumulative``
+  otherwise). The decoding spreads a class's ops over its cores.
+* One optional fixed-size interval per (op, class) with presence literal ``l[i,a]``
+  and a shared start ``s[i]``; ``Σ_a l[i,a] = 1``; ``e[i] = s[i] + Σ_a d[i,a] · l[i,a]``.
+* Precedence with transfers: ``s[j] ≥ e[i]`` for every edge, and ``s[j] ≥ e[i] +
+  c[e,a,b]`` enforced if ``l[i,a] ∧ l[j,b]`` for classes a ≠ b with a transfer.
+* Makespan ``C ≥ e[i]`` for the sinks, ``C ≥ LB`` with LB = max(critical path at the
+  fastest times, total fastest work / cores) — a valid bound that helps the search.
+* Identical processors between which data moves at a cost are not merged; their
+  symmetry is broken: processor k of a group may run op i only if processor k−1 of the
+  group runs an op before i.
+* Integer data: times are divided by a resolution τ and **rounded down**, transfers
+  too, so that the model's optimum is a valid lower bound on the true one (every real
+  schedule, its times floored, is a model schedule). τ = 1 when all data are integers
+  (task graphs); otherwise a power of ten giving ~10¹⁰ ticks over the fastest serial
+  time. The decoded schedule is reported with the real times; the status is
+  ``optimal`` only when its objective is within 10⁻⁶ of the proven bound, otherwise
+  ``feasible`` with the message saying that rounding left a gap.
+* Warm start: ``options.warm_start`` (a Solution, e.g. HEFT's) becomes a complete hint:
+  its assignment and per-core order re-timed in ticks, ends and makespan.
+
+MILP (Pyomo, disjunctive)
+-------------------------
+Binary ``x[i,r]`` per (op, core r), continuous starts ``s[i]``; ``Σ_r x[i,r] = 1``;
+duration ``d[i] = Σ_r t[i,p(r)] x[i,r]``; precedence ``s[j] ≥ s[i] + d[i] +
+c[e,p,q](X[i,p] + X[j,q] − 1)`` for p ≠ q (no big-M needed: the term is ≤ 0 unless both
+hold); for every pair i, j that no path orders and every core r both can use, one
+order binary ``y[i,j]`` and ``s[j] ≥ s[i] + t[i,p(r)] − M(1 − y) − M(2 − x[i,r] −
+x[j,r])`` and the mirror; ends ≤ M (a serial schedule's length, valid for every
+assignment). Symmetry: cores of a processor and identical processors are used in
+order of first use. Times are scaled to ~10³ units to keep the solver's absolute
+tolerances harmless; with integral data (task graphs) the makespan is an integer
+variable, since every semi-active schedule then has integer times. (HiGHS 1.14.0's MIP
+presolve returned wrong "optimal" answers on this model — our differential test found
+a one-op instance; ERGO-Code/HiGHS#2961 — so the project pins highspy 1.13.x and
+``solve_pyomo`` switches presolve off on 1.14.)
+
+Brute force
+-----------
+Enumerates every (linear extension of the DAG, core per op) pair as an "append"
+schedule — every semi-active schedule, hence an optimal one — skipping only relabelings
+of unused identical cores/processors. Refuses instances with more than
+``max_candidates`` candidates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyomo.environ as pyo
+from ortools.sat.python import cp_model
+
+from chipsched.errors import InputError
+from chipsched.problems.op_placement import (
+    Instance,
+    Solution,
+    bottom_levels,
+    evaluate,
+    identical_processor_groups,
+    list_schedule,
+    lower_bound,
+    order_by_start,
+)
+from chipsched.result import Status
+from chipsched.solvers import (
+    MethodOutput,
+    SolveOptions,
+    enumerate_best,
+    register,
+    solve_cpsat,
+    solve_pyomo,
+)
+from chipsched.solvers.bruteforce import MAX_CANDIDATES
+
+DECISION = "op_placement"
+#: Relative distance between the decoded objective and the proven bound below which an
+#: exact run is reported optimal.
+OPTIMAL_RTOL = 1e-6
+
+
+# ---------------------------------------------------------------------------------------
+# shared helpers
+
+
+def processor_classes(instance: Instance) -> tuple[list[list[int]], list[list[int]]]:
+    """(classes, symmetric groups): identical processors with free transfers among them
+    form one class; groups of identical classes that are not merged (data moves between
+    them at a cost) are returned for symmetry breaking."""
+    T = instance.transfer
+    classes: list[list[int]] = []
+    symmetric: list[list[int]] = []
+    for g in identical_processor_groups(instance):
+        free = len(g) > 1 and all(not T[:, p, q].any() for p in g for q in g if p != q)
+        if free:
+            classes.append(g)
+        else:
+            ids = []
+            for p in g:
+                ids.append(len(classes))
+                classes.append([p])
+            if len(ids) > 1:
+                symmetric.append(ids)
+    return classes, symmetric
+
+
+def serial_upper_bound(instance: Instance) -> float:
+    """Length of the serial schedule of any assignment: Σ_i (slowest finite time + the
+    largest transfer into i). Every assignment has a schedule ending by then."""
+    tmax = np.where(instance.runnable, instance.time, 0.0).max(axis=1)
+    into = np.zeros(instance.n_ops)
+    if len(instance.edges):
+        np.maximum.at(into, instance.edges[:, 1], instance.transfer.max(axis=(1, 2)))
+    return float(tmax.sum() + into.sum())
+
+
+def _integral(*arrays: np.ndarray) -> bool:
+    for a in arrays:
+        f = a[np.isfinite(a)]
+        if f.size and (np.abs(f - np.round(f)) > 1e-9 * np.maximum(1.0, np.abs(f))).any():
+            return False
+    return True
+
+
+def _resolution(scale: float, integral: bool, ticks: float) -> float:
+    """τ: 1 for integral data, else a power of ten with ``scale / τ ≈ ticks``."""
+    if integral and scale <= ticks:
+        return 1.0
+    if scale <= 0:
+        return 1.0
+    return 10.0 ** math.floor(math.log10(scale / ticks))
+
+
+def _energy_scale(instance: Instance) -> float:
+    """Σ over ops of the largest energy (the scale energy ticks are chosen for)."""
+    return float(np.where(instance.runnable, instance.energy, 0.0).max(axis=1).sum())
+
+
+def _status(instance: Instance, solver_status: Status, value: float, bound: float | None
+            ) -> tuple[Status, str]:
+    if solver_status is Status.OPTIMAL:
+        if bound is not None and value - bound <= OPTIMAL_RTOL * max(abs(value), 1e-300):
+            return Status.OPTIMAL, ""
+        return Status.FEASIBLE, (f"the solver proved its rounded model optimal; rounding "
+                                 f"leaves {value - (bound or 0):.3g} to the bound")
+    return solver_status, ""
+
+
+def _warm(instance: Instance, options: SolveOptions) -> Solution | None:
+    ws = options.warm_start
+    if ws is None:
+        return None
+    ws = getattr(ws, "solution", ws)
+    if not isinstance(ws, Solution) or len(ws.proc) != instance.n_ops:
+        raise InputError("warm_start", "is not an op_placement solution of this instance")
+    return ws
+
+
+# ---------------------------------------------------------------------------------------
+# CP-SAT
+
+
+def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, int],
+                warm: Solution | None = None) -> tuple[cp_model.CpModel, dict[str, Any]]:
+    """The CP-SAT model (module docstring) with times in ticks of ``tau`` and energies in
+    ticks of ``eps``; objective ``weights[0]·C + weights[1]·E``."""
+    n = instance.n_ops
+    classes, symmetric = processor_classes(instance)
+    A = len(classes)
+    rep = [c[0] for c in classes]
+    cap = [sum(instance.cores[p] for p in c) for c in classes]
+    dur = np.floor(np.where(instance.runnable[:, rep], instance.time[:, rep], 0.0) / tau
+                   ).astype(np.int64)
+    ok = instance.runnable[:, rep]
+    T = instance.transfer
+    horizon = int(np.floor(serial_upper_bound(instance) / tau)) + 1
+    m = cp_model.CpModel()
+    s = [m.new_int_var(0, horizon, f"s{i}") for i in range(n)]
+    e = [m.new_int_var(0, horizon, f"e{i}") for i in range(n)]
+    lit: dict[tuple[int, int], Any] = {}
+    intervals: list[list[Any]] = [[] for _ in range(A)]
+    for i in range(n):
+        cands = [a for a in range(A) if ok[i, a]]
+        for a in cands:
+            lv = m.new_bool_var(f"l{i}_{a}")
+            if len(cands) == 1:
+                m.add(lv == 1)
+            lit[(i, a)] = lv
+            intervals[a].append(m.new_optional_fixed_size_interval_var(
+                s[i], int(dur[i, a]), lv, f"iv{i}_{a}"))
+        if len(cands) > 1:
+            m.add_exactly_one(lit[(i, a)] for a in cands)
+        m.add(e[i] == s[i] + sum(int(dur[i, a]) * lit[(i, a)] for a in cands))
+    for a in range(A):
+        if cap[a] == 1:
+            m.add_no_overlap(intervals[a])
+        else:
+            m.add_cumulative(intervals[a], [1] * len(intervals[a]), cap[a])
+    ctick = np.floor(T[:, rep][:, :, rep] / tau).astype(np.int64) if len(instance.edges) \
+        else np.zeros((0, A, A), dtype=np.int64)
+    for k, (i, j) in enumerate(instance.edges):
+        i, j = int(i), int(j)
+        m.add(s[j] >= e[i])
+        for a in range(A):
+            for b in range(A):
+                c = int(ctick[k, a, b])
+                if a != b and c > 0 and (i, a) in lit and (j, b) in lit:
+                    m.add(s[j] >= e[i] + c).only_enforce_if(lit[(i, a)], lit[(j, b)])
+    for ids in symmetric:
+        for pos in range(1, len(ids)):
+            a, b = ids[pos], ids[pos - 1]
+            for i in range(n):
+                if (i, a) not in lit:
+                    continue
+                earlier = [lit[(k, b)] for k in range(i) if (k, b) in lit]
+                if earlier:
+                    m.add(lit[(i, a)] <= sum(earlier))
+                else:
+                    m.add(lit[(i, a)] == 0)
+    w_time, w_energy = weights
+    terms = []
+    lb_ticks = 0
+    if w_time:
+        fastest = np.where(ok, dur, np.iinfo(np.int64).max).min(axis=1).astype(float)
+        cp = float(bottom_levels(instance, fastest).max())
+        lb_ticks = int(max(cp, math.ceil(fastest.sum() / sum(cap))))
+        cmax = m.new_int_var(min(lb_ticks, horizon), horizon, "makespan")
+        for i in range(n):
+            if not instance.succs[i]:
+                m.add(cmax >= e[i])
+        terms.append(w_time * cmax)
+    if w_energy:
+        etick = np.floor(np.where(instance.runnable[:, rep], instance.energy[:, rep], 0.0)
+                         / eps).astype(np.int64)
+        terms.append(w_energy * sum(int(etick[i, a]) * lv for (i, a), lv in lit.items()
+                                    if etick[i, a]))
+    m.minimize(sum(terms))
+    hints: dict[Any, int] = {}
+    if warm is not None:
+        cls_of = {p: a for a, c in enumerate(classes) for p in c}
+        wa = np.array([cls_of[int(p)] for p in warm.proc])
+        wa = _canonical_classes(instance, wa, symmetric)
+        for (i, a), lv in lit.items():
+            hints[lv] = int(wa[i] == a)
+        # the warm start's assignment and per-core order, re-timed in ticks (flooring the
+        # real start times could break a precedence by a tick of rounding noise)
+        cls_arr = np.array(wa)
+        st_t, en_t = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        free: dict[tuple[int, int], int] = {}
+        for i in order_by_start(instance, warm.start):
+            a = int(cls_arr[i])
+            ready = 0
+            for k, ek in instance.preds[i]:
+                b = int(cls_arr[k])
+                ready = max(ready, int(en_t[k]) + (int(ctick[ek, b, a]) if a != b else 0))
+            slot = (int(warm.proc[i]), int(warm.core[i]))
+            st_t[i] = max(ready, free.get(slot, 0))
+            en_t[i] = st_t[i] + int(dur[i, a])
+            free[slot] = int(en_t[i])
+        for i in range(n):
+            hints[s[i]] = int(st_t[i])
+            hints[e[i]] = int(en_t[i])
+        if w_time:  # a complete hint: CP-SAT takes it as its first solution
+            hints[cmax] = int(en_t.max())
+    info = {"classes": classes, "lit": lit, "s": s, "lb_ticks": lb_ticks, "horizon": horizon,
+            "hints": hints}
+    return m, info
+
+
+def _canonical_classes(instance: Instance, cls: np.ndarray, symmetric: list[list[int]]
+                       ) -> np.ndarray:
+    """Relabel identical classes by first use so a warm start obeys the symmetry cuts."""
+    cls = cls.copy()
+    for ids in symmetric:
+        firsts = sorted(ids, key=lambda a: (np.flatnonzero(cls == a)[0]
+                                            if (cls == a).any() else len(cls), a))
+        mapping = dict(zip(firsts, ids, strict=True))
+        cls = np.array([mapping.get(int(a), int(a)) for a in cls])
+    return cls
+
+
+def _scaling(instance: Instance, resolution: float | None) -> tuple[float, float, tuple[int, int],
+                                                                    float]:
+    """(τ, ε, integer weights, real value of one objective tick) of the CP-SAT model.
+
+    Makespan: τ gives ~10¹⁰ ticks over the fastest serial time (1 for integral data).
+    Energy: ε likewise over the least total energy. Weighted ``WT·C + WE·E``: ε is set to
+    ``WT·τ / WE`` so that both weights become 1 and nothing else is rounded (τ grows
+    when ε would make the energy sum exceed ~10¹² ticks). Data are rounded down, so the
+    bound stays valid; the decoded objective is the real one.
+    """
+    obj = instance.parsed_objective
+    times = np.concatenate([instance.time[instance.runnable], instance.transfer.ravel()])
+    scale = max(float(instance.time.min(axis=1).sum()), serial_upper_bound(instance) / 1e3)
+    tau = resolution or _resolution(scale, _integral(times), 1e10)
+    e_scale = _energy_scale(instance)
+    if obj.w_energy == 0:
+        return tau, 1.0, (1, 0), obj.w_time * tau
+    if obj.w_time == 0:
+        eps = _resolution(e_scale, _integral(instance.energy), 1e10)
+        return tau, eps, (0, 1), obj.w_energy * eps
+    e_max = float(np.where(instance.runnable, instance.energy, 0.0).max(axis=1).sum())
+    if e_max > 0 and resolution is None:
+        tau = max(tau, obj.w_energy * e_max / 1e12 / obj.w_time)
+    return tau, obj.w_time * tau / obj.w_energy, (1, 1), obj.w_time * tau
+
+
+@register(DECISION, "cpsat", "exact",
+          "CP-SAT: optional intervals per (op, processor), no-overlap/cumulative, transfer "
+          "delays, LB hint, warm start", source="ours (chipsched)")
+def cpsat(instance: Instance, options: SolveOptions, resolution: float | None = None
+          ) -> MethodOutput:
+    """Exact CP-SAT model; ``resolution`` overrides τ (seconds or time units per tick)."""
+    warm = _warm(instance, options)
+    tau, eps, weights, unit = _scaling(instance, resolution)
+    model, info = build_cpsat(instance, tau, eps, weights, warm)
+    out, solver = solve_cpsat(model, options, info["hints"])
+    bound = None if out.bound is None else float(out.bound) * unit
+    stats = {**out.stats, "resolution": tau, "classes": len(info["classes"]),
+             "lower_bound": lower_bound(instance), "warm_start": warm is not None}
+    if not out.has_solution:
+        return MethodOutput(out.status, None, bound=bound, stats=stats,
+                            message="no schedule found within the limits")
+    classes = info["classes"]
+    proc = np.zeros(instance.n_ops, dtype=np.int64)
+    for (i, a), lv in info["lit"].items():
+        if solver.value(lv):
+            proc[i] = classes[a][0]
+    start = np.array([solver.value(v) for v in info["s"]], dtype=float)
+    sol = list_schedule(instance, proc, order_by_start(instance, start), classes)
+    value, _ = evaluate(instance, sol)
+    status, msg = _status(instance, out.status, value, bound)
+    return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg)
+
+
+# ---------------------------------------------------------------------------------------
+# MILP
+
+
+def comparable_pairs(instance: Instance) -> np.ndarray:
+    """Boolean n×n: True where a path orders the two ops (transitive closure)."""
+    n = instance.n_ops
+    reach = np.zeros((n, n), dtype=bool)
+    for i in range(n - 1, -1, -1):
+        for j, _ in instance.succs[i]:
+            reach[i, j] = True
+            reach[i] |= reach[j]
+    return reach | reach.T
+
+
+def build_milp(instance: Instance, unit: float, integral: bool = False) -> pyo.ConcreteModel:
+    """The disjunctive MILP (module docstring) with times in ``unit``. ``integral``: all
+    times and transfers are integers in that unit, so an optimal makespan is one too
+    (every semi-active schedule has integer times): the makespan is an integer variable
+    and its lower bound is rounded up."""
+    n = instance.n_ops
+    R = instance.resources
+    t = np.where(instance.runnable, instance.time, 0.0) / unit
+    T = instance.transfer / unit
+    UB = serial_upper_bound(instance) / unit
+    M = pyo.ConcreteModel()
+    xr = [(i, r) for i in range(n) for r, (p, _) in enumerate(R) if instance.runnable[i, p]]
+    M.x = pyo.Var(xr, domain=pyo.Binary)
+    M.s = pyo.Var(range(n), bounds=(0, UB))
+    M.cmax = pyo.Var(bounds=(0, UB), domain=pyo.NonNegativeIntegers if integral
+                     else pyo.NonNegativeReals)
+    by_op: dict[int, list[int]] = {i: [] for i in range(n)}
+    for i, r in xr:
+        by_op[i].append(r)
+
+    def X(i: int, p: int) -> Any:
+        return sum(M.x[i, r] for r in by_op[i] if R[r][0] == p)
+
+    def dur(i: int) -> Any:
+        return sum(float(t[i, R[r][0]]) * M.x[i, r] for r in by_op[i])
+
+    M.one = pyo.Constraint(range(n), rule=lambda M, i: sum(M.x[i, r] for r in by_op[i]) == 1)
+    M.end = pyo.Constraint(range(n), rule=lambda M, i: M.s[i] + dur(i) <= M.cmax)
+    M.prec = pyo.ConstraintList()
+    P = instance.n_processors
+    for k, (i, j) in enumerate(instance.edges):
+        i, j = int(i), int(j)
+        M.prec.add(M.s[j] >= M.s[i] + dur(i))
+        for p in range(P):
+            for q in range(P):
+                c = float(T[k, p, q])
+                if p != q and c > 0 and instance.runnable[i, p] and instance.runnable[j, q]:
+                    M.prec.add(M.s[j] >= M.s[i] + dur(i) + c * (X(i, p) + X(j, q) - 1))
+    comp = comparable_pairs(instance)
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if not comp[i, j]
+             and set(by_op[i]) & set(by_op[j])]
+    M.y = pyo.Var(pairs, domain=pyo.Binary)
+    M.disj = pyo.ConstraintList()
+    for i, j in pairs:
+        for r in set(by_op[i]) & set(by_op[j]):
+            p = R[r][0]
+            both = 2 - M.x[i, r] - M.x[j, r]
+            M.disj.add(M.s[j] >= M.s[i] + float(t[i, p]) - UB * (1 - M.y[i, j]) - UB * both)
+            M.disj.add(M.s[i] >= M.s[j] + float(t[j, p]) - UB * M.y[i, j] - UB * both)
+    M.sym = pyo.ConstraintList()
+    for p in range(P):  # cores of a processor in order of first use
+        for c in range(1, instance.cores[p]):
+            r, r0 = R.index((p, c)), R.index((p, c - 1))
+            for i in range(n):
+                if (i, r) in M.x:
+                    M.sym.add(M.x[i, r] <= sum(M.x[k, r0] for k in range(i) if (k, r0) in M.x))
+    for g in identical_processor_groups(instance):  # identical processors likewise
+        for a, b in zip(g[1:], g[:-1], strict=True):
+            for i in range(n):
+                if instance.runnable[i, a]:
+                    M.sym.add(X(i, a) <= sum(X(k, b) for k in range(i)))
+    obj = instance.parsed_objective
+    # the objective in model units (HiGHS's absolute tolerances need values ≫ 1e-6):
+    # real objective = M._obj_unit · model objective
+    e_scale = _energy_scale(instance)
+    e_unit = 1.0 if _integral(instance.energy) and e_scale <= 1e5 else \
+        _resolution(e_scale, False, 1e3)
+    if obj.w_energy == 0:
+        M._obj_unit, wt, we = obj.w_time * unit, 1.0, 0.0
+    elif obj.w_time == 0:
+        M._obj_unit, wt, we = obj.w_energy * e_unit, 0.0, 1.0 / e_unit
+    else:
+        M._obj_unit, wt, we = unit, obj.w_time, obj.w_energy / unit
+    energy = sum(float(instance.energy[i, R[r][0]]) * M.x[i, r] for i, r in xr) if we else 0
+    M.obj = pyo.Objective(expr=wt * M.cmax + we * energy, sense=pyo.minimize)
+    if obj.w_time:
+        lb = lower_bound(instance) / unit
+        M.lb = pyo.Constraint(expr=M.cmax >= (math.ceil(lb - 1e-9) if integral
+                                              else lb * (1 - 1e-9)))
+    M._pairs = pairs
+    M._by_op = by_op
+    return M
+
+
+def _set_milp_start(M: pyo.ConcreteModel, instance: Instance, sol: Solution, unit: float
+                    ) -> None:
+    R = instance.resources
+    sol = _canonical_solution(instance, sol)
+    for (i, r) in M.x:
+        M.x[i, r].value = float(R[r] == (int(sol.proc[i]), int(sol.core[i])))
+    for i in range(instance.n_ops):
+        M.s[i].value = float(sol.start[i]) / unit
+    end = sol.end(instance)
+    M.cmax.value = float(end.max()) / unit
+    for i, j in M._pairs:
+        M.y[i, j].value = float((sol.start[i], i) <= (sol.start[j], j))
+
+
+def _canonical_solution(instance: Instance, sol: Solution) -> Solution:
+    """Relabel identical processors and cores by first use (the MILP's symmetry cuts)."""
+    proc, core = sol.proc.copy(), sol.core.copy()
+    for g in identical_processor_groups(instance):
+        if len(g) > 1:
+            first = sorted(g, key=lambda p: (np.flatnonzero(proc == p)[0] if (proc == p).any()
+                                             else len(proc), p))
+            mapping = dict(zip(first, g, strict=True))
+            proc = np.array([mapping.get(int(p), int(p)) for p in proc])
+    for p in range(instance.n_processors):
+        if instance.cores[p] > 1:
+            on = proc == p
+            used = []
+            for i in np.flatnonzero(on):
+                if core[i] not in used:
+                    used.append(int(core[i]))
+            mapping = {c: k for k, c in enumerate(used)}
+            core = np.where(on, [mapping.get(int(c), int(c)) for c in core], core)
+    return instance.solution(proc, core, sol.start)
+
+
+@register(DECISION, "milp", "exact",
+          "Pyomo MILP: assignment binaries, disjunctive order per core, transfer delays",
+          source="ours (chipsched)")
+def milp(instance: Instance, options: SolveOptions, max_order_constraints: int = 300_000
+         ) -> MethodOutput:
+    """The disjunctive MILP; refuses instances whose order constraints exceed
+    ``max_order_constraints`` (Pyomo would spend minutes and gigabytes building them)."""
+    n = instance.n_ops
+    comp = comparable_pairs(instance)
+    n_pairs = int((~comp[np.triu_indices(n, 1)]).sum())
+    if 2 * n_pairs * instance.n_resources > max_order_constraints:
+        raise InputError(f"op_placement instance {instance.name!r}",
+                         f"too large for the MILP (~{2 * n_pairs * instance.n_resources:,} "
+                         f"order constraints > {max_order_constraints:,})",
+                         "use cpsat, or pass max_order_constraints")
+    warm = _warm(instance, options)
+    times = np.concatenate([instance.time[instance.runnable], instance.transfer.ravel()])
+    scale = serial_upper_bound(instance)
+    integral = _integral(times) and scale <= 1e5
+    unit = 1.0 if integral else _resolution(scale, False, 1e3)
+    M = build_milp(instance, unit, integral)
+    if warm is not None:
+        _set_milp_start(M, instance, warm, unit)
+    out = solve_pyomo(M, options, warm_start=warm is not None)
+    stats = {**out.stats, "unit": unit, "order_pairs": len(M._pairs)}
+    bound = None if out.bound is None else out.bound * M._obj_unit
+    if not out.has_solution:
+        return MethodOutput(out.status, None, bound=bound, stats=stats,
+                            message="no schedule found within the limits")
+    R = instance.resources
+    proc = np.zeros(instance.n_ops, dtype=np.int64)
+    for i in range(instance.n_ops):
+        r = max(M._by_op[i], key=lambda r: pyo.value(M.x[i, r]))
+        proc[i] = R[r][0]
+    start = np.array([pyo.value(M.s[i]) for i in range(instance.n_ops)]) * unit
+    sol = list_schedule(instance, proc, order_by_start(instance, start))
+    value, _ = evaluate(instance, sol)
+    if bound is not None and bound > value:
+        # HiGHS's bound can exceed the true optimum by its tolerances (1e-6 relative on
+        # the gap); report the decoded value then rather than an invalid bound
+        stats["solver_bound"] = bound
+        bound = value if bound - value <= 1e-6 * max(abs(value), 1e-300) else bound
+    status, msg = _status(instance, out.status, value, bound)
+    return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg)
+
+
+# ---------------------------------------------------------------------------------------
+# Brute force
+
+
+def count_linear_extensions(instance: Instance) -> int:
+    """Topological orders of the DAG (DP over subsets; n ≤ 22)."""
+    n = instance.n_ops
+    if n > 22:
+        return math.factorial(n)
+    pred_mask = [0] * n
+    for a, b in instance.edges:
+        pred_mask[int(b)] |= 1 << int(a)
+    ways = [0] * (1 << n)
+    ways[0] = 1
+    for mask in range(1 << n):
+        w = ways[mask]
+        if not w:
+            continue
+        for i in range(n):
+            if not mask >> i & 1 and pred_mask[i] & mask == pred_mask[i]:
+                ways[mask | 1 << i] += w
+    return ways[(1 << n) - 1]
+
+
+def enumerate_schedules(instance: Instance) -> Iterator[tuple[float, Solution]]:
+    """Every append schedule: pick a ready op and a core, repeat. Unused identical cores of
+    a processor, and wholly unused identical processors, are tried once each."""
+    n = instance.n_ops
+    R = instance.resources
+    T = instance.transfer
+    obj = instance.parsed_objective
+    groups = identical_processor_groups(instance)
+    group_of = {p: k for k, g in enumerate(groups) for p in g}
+    proc = np.full(n, -1, dtype=np.int64)
+    core = np.full(n, -1, dtype=np.int64)
+    start, end = np.zeros(n), np.zeros(n)
+    free = {rc: 0.0 for rc in R}
+    used_cores = {rc: 0 for rc in R}
+    used_proc = [0] * instance.n_processors
+    npred = np.zeros(n, dtype=np.int64)
+    for _, b in instance.edges:
+        npred[b] += 1
+
+    def candidates(i: int) -> list[tuple[int, int]]:
+        out, seen = [], set()
+        for p, c in R:
+            if not instance.runnable[i, p]:
+                continue
+            if used_cores[(p, c)] == 0:
+                # an unused core of a processor equals any other unused core of it, and a
+                # wholly unused processor equals any other wholly unused one of its group
+                key = ("proc", group_of[p]) if used_proc[p] == 0 else ("core", p)
+                if key in seen:
+                    continue
+                seen.add(key)
+            out.append((p, c))
+        return out
+
+    def rec(placed: int, energy: float, span: float) -> Iterator[tuple[float, Solution]]:
+        if placed == n:
+            yield obj(span, energy), instance.solution(proc, core, start)
+            return
+        for i in range(n):
+            if proc[i] >= 0 or npred[i]:
+                continue
+            for p, c in candidates(i):
+                ready = free[(p, c)]
+                for k, e in instance.preds[i]:
+                    ready = max(ready, end[k] + T[e, proc[k], p])
+                old_free = free[(p, c)]
+                proc[i], core[i], start[i] = p, c, ready
+                end[i] = ready + instance.time[i, p]
+                free[(p, c)] = end[i]
+                used_cores[(p, c)] += 1
+                used_proc[p] += 1
+                for j, _ in instance.succs[i]:
+                    npred[j] -= 1
+                yield from rec(placed + 1, energy + instance.energy[i, p], max(span, end[i]))
+                for j, _ in instance.succs[i]:
+                    npred[j] += 1
+                used_proc[p] -= 1
+                used_cores[(p, c)] -= 1
+                free[(p, c)] = old_free
+                proc[i] = core[i] = -1
+
+    yield from rec(0, 0.0, 0.0)
+
+
+@register(DECISION, "bruteforce", "oracle",
+          "enumerates every (topological order, core per op) append schedule; tiny graphs",
+          source="ours (chipsched)")
+def bruteforce(instance: Instance, options: SolveOptions,
+               max_candidates: int = MAX_CANDIDATES) -> MethodOutput:
+    size = count_linear_extensions(instance) * instance.n_resources ** instance.n_ops
+    best = enumerate_best(enumerate_schedules(instance), lambda c: c[0], size=size,
+                          max_candidates=max_candidates,
+                          what=f"op_placement instance {instance.name!r}")
+    sol = best.best[1]
+    value, _ = evaluate(instance, sol)
+    return MethodOutput(Status.OPTIMAL, sol, objective=value, bound=value,
+                        stats={"schedules": best.count, "ties": best.ties,
+                               "candidates_bound": size})
