@@ -26,6 +26,9 @@ DECISION_MODULES: tuple[str, ...] = (
     "chipsched.instances.op_placement",
     "chipsched.formulations.op_placement",
     "chipsched.heuristics.op_placement",
+    "chipsched.instances.tile_groups",
+    "chipsched.formulations.tile_groups",
+    "chipsched.heuristics.tile_groups",
 )
 
 #: Relative tolerance between a method's reported objective and the evaluator's.

@@ -1,0 +1,123 @@
+"""Figures of the tile_groups decision: the S-T graph, the Pareto front, method comparisons."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chipsched.plots import _figure, save_figure
+from chipsched.problems.tile_groups import Instance, Solution, analyze
+
+
+def plot_st_graph(instance: Instance, solution: Solution | Any, path: str | os.PathLike[str],
+                  title: str = "", label_min_frac: float = 0.04) -> Path:
+    """The S-T graph of a tree (SEEDS.md §002, the document's Fig. 3): x = time, y = tile
+    (stripe id), one rectangle per layer × sub-batch, labelled ``layer[first,last)`` when
+    wide enough; dashed lines mark the segments (root children)."""
+    a = analyze(instance, solution)
+    names = instance.layer_names
+    G = instance.n_tiles
+    lat = a.totals.latency
+    fig, ax = _figure(9.0, max(3.0, min(9.0, 0.25 * G + 1.5)))
+    cmap = _cmap()
+    ncol = max(1, len(names))
+    if a.jobs:
+        from matplotlib.collections import PolyCollection
+
+        x0 = np.array([j.start for j in a.jobs])
+        x1 = np.array([j.end for j in a.jobs])
+        y0 = np.array([j.lo for j in a.jobs], dtype=float)
+        y1 = y0 + np.array([j.used for j in a.jobs])
+        verts = np.stack([np.stack([x0, y0], 1), np.stack([x1, y0], 1),
+                          np.stack([x1, y1], 1), np.stack([x0, y1], 1)], axis=1)
+        lay = np.array([j.layer for j in a.jobs])
+        shade = lay % 20 / 20 if ncol > 20 else lay / max(1, ncol - 1) * 0.95
+        ax.add_collection(PolyCollection(verts, facecolors=cmap(shade), edgecolors="k",
+                                         linewidths=0.2))
+    if len(a.jobs) <= 400:
+        for j in a.jobs:
+            if lat > 0 and (j.end - j.start) / lat >= label_min_frac:
+                ax.text((j.start + j.end) / 2, j.lo + j.used / 2,
+                        f"{names[j.layer]}[{j.samples[0]},{j.samples[1]})", ha="center",
+                        va="center", fontsize=6, clip_on=True)
+    t = 0.0
+    for _ in range(a.totals.root_runs):
+        for c in a.totals.segments:
+            t += c.time
+            ax.axvline(t, color="k", lw=0.5, ls="--", alpha=0.5)
+    ax.set_xlim(0, lat if lat > 0 else 1)
+    ax.set_ylim(0, G)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("hw-tile (stripe id)")
+    ax.set_title(title or f"S-T graph: {instance.name}, latency {lat:.4g} s, "
+                 f"energy {a.totals.energy.total:.4g} J", fontsize=9)
+    return save_figure(fig, path)
+
+
+def _cmap() -> Any:
+    import matplotlib
+
+    return matplotlib.colormaps["tab20"]
+
+
+def plot_pareto_front(front: Sequence[tuple[float, float]], path: str | os.PathLike[str],
+                      marked: Mapping[str, tuple[float, float]] | None = None,
+                      title: str = "") -> Path:
+    """Energy vs latency of the exact front (ε-constraint), with other methods marked."""
+    fig, ax = _figure()
+    if front:
+        pts = np.array(sorted(front))
+        ax.step(pts[:, 0], pts[:, 1], where="post", color="C0", lw=1)
+        ax.plot(pts[:, 0], pts[:, 1], "o", color="C0", ms=3, label="exact Pareto front")
+    for i, (name, (d, e)) in enumerate((marked or {}).items()):
+        ax.plot([d], [e], "s", color=f"C{i + 1}", ms=6, label=name)
+    ax.set_xlabel("latency (s)")
+    ax.set_ylabel("energy (J)")
+    ax.set_title(title or "segmented-space Pareto front", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    return save_figure(fig, path)
+
+
+def plot_comparison(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str],
+                    methods: Sequence[str] = ("ls", "lp", "sa"), title: str = "") -> Path:
+    """Grouped bars of normalized latency, energy and objective (each config's best
+    baseline — the methods not named ``sa…`` — = 1) per (network, batch, chip): the
+    document's Fig. 10 on our model.
+
+    ``rows``: dicts with ``config`` (label) and, per method m, ``m_latency``,
+    ``m_energy``, ``m_objective``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    metrics = ("latency", "energy", "objective")
+    fig, axes = plt.subplots(3, 1, figsize=(max(8.0, 0.45 * len(rows) + 2), 8.0),
+                             constrained_layout=True, sharex=True)
+    x = np.arange(len(rows))
+    wdt = 0.8 / len(methods)
+    bases = [m for m in methods if not m.startswith("sa")]
+    for ax, met in zip(axes, metrics, strict=True):
+        for k, m in enumerate(methods):
+            vals = []
+            for r in rows:
+                refs = [r[f"{b}_{met}"] for b in bases if r.get(f"{b}_{met}") is not None]
+                v = r.get(f"{m}_{met}")
+                vals.append(v / min(refs) if v is not None and refs and min(refs) else np.nan)
+            ax.bar(x + (k - (len(methods) - 1) / 2) * wdt, vals, wdt,
+                   label=m.upper().replace("_DP", "-dp"))
+        ax.axhline(1.0, color="k", lw=0.6)
+        ax.set_ylabel(f"{met} / best baseline")
+        ax.set_yscale("log")
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].legend(fontsize=7, ncol=len(methods))
+    axes[0].set_title(title or "SA vs best LS vs best LP (lower is better)", fontsize=9)
+    axes[-1].set_xticks(x)
+    axes[-1].set_xticklabels([r["config"] for r in rows], rotation=75, fontsize=6)
+    return save_figure(fig, path)

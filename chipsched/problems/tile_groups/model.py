@@ -1,0 +1,924 @@
+"""The tile_groups analyzer: a resource allocation tree → tile groups, dataflow, time, energy.
+
+Every number comes from ``chipsched.cost`` (the layer table, XY link loads, DRAM and
+NoC formulas); the rules that turn a tree into those numbers are SET's (seed 002)
+where the document gives them and ours where it is silent — each one is written out
+in ``docs/tile_groups.md`` ("The analyzer") with the hand-computed test that pins it.
+
+Structure of the computation (one function per step):
+
+1. :meth:`Analyzer.walk` — batch, tile range and run count of every node; S cuts
+   split their tiles by :func:`optimal_allocation` of the children's NPT
+   (:meth:`Analyzer.npt`) or by an explicit allocation; stripe ids → mesh positions.
+2. :meth:`Analyzer.routes` — the dataflow rules: which inputs come from DRAM and which
+   over the NoC from the producer's tiles, which outputs go to DRAM.
+3. :meth:`Analyzer.segment` — per root child ("segment"): per-layer costs from the
+   layer table, buffer-capacity accounting, DRAM bytes, NoC link loads, the event
+   simulation of the segment (:func:`pipeline_finish` at every S cut) and the
+   segment's time = max(compute, DRAM, NoC).
+4. :meth:`Analyzer.totals` — sums over the root T cut's children and sub-batches.
+
+Segments are cached by (subtree, batch): a tree that differs from a known one in one
+root child costs one segment evaluation (the SA's incremental re-evaluation).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from chipsched.cost import (
+    OBJECTIVES,
+    CostModel,
+    EnergyBreakdown,
+    LayerTable,
+    Objective,
+    divisors,
+    dram_energy_j,
+    dram_time_s,
+    noc_energy_j,
+    noc_time_s,
+    parse_objective,
+)
+from chipsched.errors import InputError
+from chipsched.hardware import Hardware
+from chipsched.problems.tile_groups import geometry as geo
+from chipsched.problems.tile_groups.tree import (
+    LEAF,
+    SCUT,
+    TCUT,
+    Node,
+    check_structure,
+    cut,
+    leaf,
+    parse_tree,
+    path_str,
+    short_text,
+    to_text,
+)
+from chipsched.workload import Workload
+
+#: How many segment results an analyzer keeps (a plain dict, cleared when full).
+SEGMENT_CACHE_SIZE = 200_000
+
+
+# ---------------------------------------------------------------------------------------
+# tile allocation
+
+
+def optimal_allocation(npt: Sequence[float], tiles: int) -> tuple[int, ...]:
+    """Integer tile counts ``a`` (all ≥ 1, summing to ``tiles``) minimizing
+    ``max_i npt_i / a_i`` — SET's allocation of an S cut's tiles to its children in
+    proportion to their normalized processing time (SEEDS.md §002 "Tile allocation").
+
+    Greedy: start from one tile each and give every further tile to the child with the
+    largest ``npt_i / a_i`` (lowest index on ties). Each step lowers the current
+    maximum as far as one tile can, so the result is optimal for the min-max (the
+    classical argument for separable non-increasing functions; a test checks it
+    against a MILP on random cases). Among optimal allocations it is the
+    lexicographically smallest vector of sorted ratios.
+    """
+    n = len(npt)
+    if n < 1 or n > tiles:
+        raise InputError("allocation", f"{n} children for {tiles} tiles")
+    a = [1] * n
+    heap = [(-float(t), i) for i, t in enumerate(npt)]
+    heapq.heapify(heap)
+    for _ in range(tiles - n):
+        _, i = heapq.heappop(heap)
+        a[i] += 1
+        heapq.heappush(heap, (-float(npt[i]) / a[i], i))
+    return tuple(a)
+
+
+def pipeline_finish(durations: Sequence[float], deps: Sequence[Sequence[int]],
+                    sb: int) -> np.ndarray:
+    """Event simulation of one run of an S cut: finish time of child i on sub-batch k.
+
+    Child i processes sub-batches 0..sb-1 in order on its own tiles; it starts
+    sub-batch k when it has finished k-1 and every child it depends on (within the
+    cut) has finished k (SEEDS.md §002: "a child that depends on another starts at least
+    one sub-batch after it")::
+
+        F[i][k] = max(F[i][k-1], max_{p in deps[i]} F[p][k]) + d_i,   F[i][-1] = 0
+
+    Small cuts run this recurrence directly; large ones (children × sb > 512) use its
+    unrolled form ``F[i][k] = (k+1)·d_i + max(0, max_{j≤k} (a[j] − j·d_i))`` with
+    ``a = max_p F[p]``, a cumulative maximum vectorized over k (equal up to rounding; a
+    test checks both).
+    """
+    n = len(durations)
+    if n * sb <= 512:
+        rows: list[list[float]] = []
+        for i in range(n):
+            d = float(durations[i])
+            ps = [rows[p] for p in deps[i]]
+            f, row = 0.0, []
+            for k in range(sb):
+                a = f
+                for q in ps:
+                    if q[k] > a:
+                        a = q[k]
+                f = a + d
+                row.append(f)
+            rows.append(row)
+        return np.array(rows, dtype=float).reshape(n, sb)
+    F = np.zeros((n, sb))
+    kk = np.arange(sb, dtype=float)
+    for i in range(n):
+        d = float(durations[i])
+        if deps[i]:
+            a = F[deps[i][0]].copy()
+            for p in deps[i][1:]:
+                np.maximum(a, F[p], out=a)
+            F[i] = (kk + 1) * d + np.maximum(0.0, np.maximum.accumulate(a - kk * d))
+        else:
+            F[i] = (kk + 1) * d
+    return F
+
+
+# ---------------------------------------------------------------------------------------
+# results
+
+
+class SegmentCost(NamedTuple):
+    """One run of one root child (segment): seconds, joules, bytes."""
+
+    time: float  # max(compute, dram, noc)
+    compute: float  # event-simulated compute time
+    dram_time: float
+    noc_time: float
+    dram_j: float
+    noc_j: float
+    mac_j: float
+    buffer_j: float
+    dram_bytes: float
+    byte_hops: float
+    dram_read: float
+    dram_write: float
+
+    @property
+    def energy(self) -> float:
+        return self.dram_j + self.noc_j + self.mac_j + self.buffer_j
+
+    @property
+    def bound_by(self) -> str:
+        """What limits the segment: 'compute', 'dram' or 'noc'."""
+        if self.time <= self.compute:
+            return "compute"
+        return "dram" if self.dram_time >= self.noc_time else "noc"
+
+
+@dataclass(frozen=True)
+class Totals:
+    """A whole tree: latency (s), energy split, bytes."""
+
+    latency: float
+    energy: EnergyBreakdown
+    dram_bytes: float
+    byte_hops: float
+    segments: tuple[SegmentCost, ...]
+    root_runs: int
+
+    @property
+    def energy_j(self) -> float:
+        return self.energy.total
+
+
+def get_layer(node: Node, path: tuple[int, ...]) -> int:
+    """Layer of the leaf at ``path`` below ``node``."""
+    for i in path:
+        node = node.children[i]
+    return node.layer
+
+
+class Infeasible(InputError):
+    """A tree the analyzer cannot run (names the node or layer); an :class:`InputError`."""
+
+
+@dataclass(slots=True)
+class _Leaf:
+    layer: int
+    batch: int
+    lo: int
+    hi: int
+    runs: int
+    path: tuple[int, ...]
+
+
+# ---------------------------------------------------------------------------------------
+# instance and solution
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """A network on a tiled chip with a total batch and an objective E^n·D^m.
+
+    ``stripe_width`` sets the stripe-based tile ids (default
+    :func:`geometry.default_stripe_width`); ``given`` is a tree read with the
+    instance (a ``.tree`` file) for the ``given`` method. The layer table and the
+    analyzer are built on first use and cached on the object.
+    """
+
+    workload: Workload
+    hardware: Hardware
+    batch: int = 1
+    objective: Objective = OBJECTIVES["e2d"]
+    stripe_width: int | None = None
+    given: Node | None = None
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        hw = self.hardware
+        if hw.kind() != "tiled" or hw.unit is None or hw.noc is None or hw.dram is None:
+            raise InputError(f"chip {hw.name!r}", "tile_groups needs a tiled chip with a NoC "
+                             "and DRAM", "use edge-4x4, cloud-12x12 or tiled-RxC")
+        if isinstance(self.batch, bool) or not isinstance(self.batch, (int, np.integer)) \
+                or self.batch < 1:
+            raise InputError("batch", f"must be a positive integer, got {self.batch!r}")
+        object.__setattr__(self, "batch", int(self.batch))
+        object.__setattr__(self, "objective", parse_objective(self.objective))
+        w = self.stripe_width if self.stripe_width is not None else \
+            geo.default_stripe_width(hw.cols)
+        if not isinstance(w, (int, np.integer)) or not 1 <= w <= hw.cols:
+            raise InputError("stripe_width", f"must be in 1..{hw.cols}, got {w!r}")
+        object.__setattr__(self, "stripe_width", int(w))
+        if not self.name:
+            object.__setattr__(self, "name", f"{self.workload.name}@{hw.name}/b{self.batch}")
+        if self.given is not None:
+            check_structure(self.given, self.workload, self.batch)
+
+    @property
+    def objective_name(self) -> str:
+        return self.objective.name
+
+    @property
+    def n_tiles(self) -> int:
+        return self.hardware.n_units
+
+    @property
+    def layer_names(self) -> tuple[str, ...]:
+        return tuple(ly.name for ly in self.workload.layers)
+
+    @cached_property
+    def analyzer(self) -> Analyzer:
+        return Analyzer(self)
+
+    def tree(self, text: str) -> Node:
+        """Parse a tree in the text form (layer names of this network) and check it."""
+        t = parse_tree(text, self.workload)
+        check_structure(t, self.workload, self.batch)
+        return t
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A resource allocation tree and its text form (the JSON ``solution``)."""
+
+    tree: Node
+    text: str
+
+    @classmethod
+    def of(cls, instance: Instance, tree: Node) -> Solution:
+        return cls(tree, to_text(tree, instance.layer_names))
+
+    @classmethod
+    def parse(cls, instance: Instance, text: str) -> Solution:
+        return cls.of(instance, instance.tree(text))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tree": self.text}
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def ls_tree(n_layers: int, sb: int = 1) -> Node:
+    """All leaves under a root T cut in the network's order (layer-sequential, SA start)."""
+    leaves = [leaf(i) for i in range(n_layers)]
+    if n_layers == 1:
+        return leaves[0] if sb == 1 else cut(TCUT, leaves, sb)
+    return cut(TCUT, leaves, sb)
+
+
+# ---------------------------------------------------------------------------------------
+# the analyzer
+
+
+class Analyzer:
+    """Turns trees of one :class:`Instance` into costs; caches tables and segments."""
+
+    def __init__(self, instance: Instance):
+        self.inst = instance
+        w, hw = instance.workload, instance.hardware
+        self.names = instance.layer_names
+        self.G = hw.n_units
+        self.B = instance.batch
+        self.buf = float(hw.unit.buffer_bytes)
+        self.prec = w.precision_bytes
+        self.hw = hw
+        self.table: LayerTable = CostModel(w, hw).layer_table(divisors(self.B), self.G)
+        t = self.table
+        self.bidx = {b: j for j, b in enumerate(t.batches)}
+        self.rows = np.stack([t.compute_s, t.units_used.astype(float), t.weight_fetch_bytes,
+                              t.ifmap_fetch_bytes, t.ofmap_bytes, t.footprint_bytes,
+                              t.mac_energy_j, t.buffer_energy_j], axis=-1)
+        n = len(w)
+        self.preds = [tuple((p, w.edge_elems[(p, c)]) for p in w.preds[c]) for c in range(n)]
+        self.succs = w.succs
+        self.ext = [max(0, w.layers[c].in_elems - sum(e for _, e in self.preds[c]))
+                    for c in range(n)]
+        self.src_total = [self.ext[c] + sum(e for _, e in self.preds[c]) for c in range(n)]
+        self.weight_bytes = [float(ly.weight_elems * self.prec) for ly in w.layers]
+        self.npt1 = [float(x) for x in t.compute_s[:, 0, self.bidx[1]]]
+        # geometry: stripe id -> (row, col), DRAM port flows per stripe id
+        self.tr, self.tc = geo.stripe_positions(hw.rows, hw.cols, instance.stripe_width)
+        self.m_in, self.m_out, self.dram_hops = geo.port_matrices(
+            hw.rows, hw.cols, self.tr, self.tc, hw.dram.ports)
+        self.n_links = geo.n_links(hw.rows, hw.cols)
+        self.ar = np.arange(self.G)
+        self.hop_pj = hw.noc.hop_energy_pj_per_bit
+        self._seg: dict[tuple[Node, int], SegmentCost | Infeasible] = {}
+        self._a2a_cache: dict[tuple[int, int, int, int], tuple[np.ndarray, float, int]] = {}
+        self._npt: dict[Node, float] = {}
+        self._sdeps: dict[Node, tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]] = {}
+        self._rows: dict[tuple[int, int, int], list[float]] = {}
+        self.check_fits()
+
+    # -- step 0: the network must fit layer by layer ---------------------------------
+    def check_fits(self) -> None:
+        """Every layer must run alone on all tiles with sub-batch 1: its working set fits
+        the buffer, or (weights streaming, cost-model §3) its activations fit half of it.
+        Otherwise no tree can run the network: :class:`InputError` naming the layer."""
+        j = self.bidx[1]
+        for lay in range(len(self.names)):
+            _, uu, wf, _, _, fp, _, _ = self.rows[lay, self.G - 1, j].tolist()
+            act = fp - wf / uu
+            if fp > self.buf and act > self.buf / 2:
+                raise InputError(
+                    f"layer {self.names[lay]!r}",
+                    f"needs {act:,.0f} B of activations per tile even alone on all {self.G} "
+                    f"tiles with sub-batch 1, more than half the {self.buf:,.0f} B buffer",
+                    "use a chip with more tiles or larger buffers")
+
+    # -- step 1: NPT, derived dependencies, allocation, the walk ----------------------
+    def npt(self, node: Node) -> float:
+        """Normalized processing time (SEEDS.md §002): leaf = the layer's time for one
+        sample on one tile; T cut = sum of the children's; S cut = that sum divided by
+        b/(b+s) with b = sub-batches and s = the cut's pipeline stages − 1 (fill/drain)."""
+        v = self._npt.get(node)
+        if v is not None:
+            return v
+        if node.kind == LEAF:
+            v = self.npt1[node.layer]
+        else:
+            v = sum(self.npt(c) for c in node.children)
+            if node.kind == SCUT:
+                _, stages = self.s_deps(node)
+                v = v * (node.sb + max(stages)) / node.sb
+        if len(self._npt) > SEGMENT_CACHE_SIZE:
+            self._npt.clear()
+        self._npt[node] = v
+        return v
+
+    def s_deps(self, node: Node) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
+        """Derived dependencies between the children of a cut — child j depends on an
+        earlier child i if a layer of j consumes a layer of i — and pipeline stages:
+        stage(j) = 0 without such dependencies, else 1 + max stage of those i
+        (SEEDS.md §002 "dependencies … derived"; SET ``traverse_pass1``)."""
+        v = self._sdeps.get(node)
+        if v is not None:
+            return v
+        where = {lay: i for i, c in enumerate(node.children) for lay in c.layers}
+        deps: list[tuple[int, ...]] = []
+        stages: list[int] = []
+        for j, c in enumerate(node.children):
+            ds = sorted({where[p] for lay in c.layers for p, _ in self.preds[lay]
+                         if p in where and where[p] != j})
+            deps.append(tuple(ds))
+            stages.append(1 + max(stages[i] for i in ds) if ds else 0)
+        v = (tuple(deps), tuple(stages))
+        if len(self._sdeps) > SEGMENT_CACHE_SIZE:
+            self._sdeps.clear()
+        self._sdeps[node] = v
+        return v
+
+    def allocation(self, node: Node, tiles: int, path: tuple[int, ...]) -> tuple[int, ...]:
+        """Tile counts of an S cut's children: the explicit ``alloc`` or the optimal NPT
+        allocation; :class:`Infeasible` when there are more children than tiles."""
+        n = len(node.children)
+        if n > tiles:
+            raise self._bad(path, node, f"S cut has {n} children but only {tiles} tiles",
+                            "give it more tiles or group children into T cuts")
+        if node.alloc is not None:
+            if len(node.alloc) != n or min(node.alloc) < 1 or sum(node.alloc) != tiles:
+                raise self._bad(path, node, f"allocation {list(node.alloc)} does not split "
+                                f"its {tiles} tiles into {n} positive parts",
+                                f"give {n} positive tile counts summing to {tiles}")
+            return node.alloc
+        return optimal_allocation([self.npt(c) for c in node.children], tiles)
+
+    def walk(self, node: Node, batch: int, lo: int, hi: int, runs: int,
+             path: tuple[int, ...], leaves: list[_Leaf],
+             cuts: dict[tuple[int, ...], Node]) -> None:
+        """Batch, tile range [lo, hi) (stripe ids) and runs of every node below ``node``:
+        T-cut children share the range, S-cut children split it; children of a cut
+        with ``sb`` sub-batches get batch/sb and run ``sb`` times per run of the cut."""
+        if node.kind == LEAF:
+            leaves.append(_Leaf(node.layer, batch, lo, hi, runs, path))
+            return
+        cuts[path] = node
+        if batch % node.sb:
+            raise self._bad(path, node, f"sub-batch count {node.sb} does not divide its batch "
+                            f"{batch}", f"use a divisor of {batch}")
+        cb = batch // node.sb
+        if node.kind == TCUT:
+            for i, c in enumerate(node.children):
+                self.walk(c, cb, lo, hi, runs * node.sb, path + (i,), leaves, cuts)
+            return
+        alloc = self.allocation(node, hi - lo, path)
+        start = lo
+        for i, (c, a) in enumerate(zip(node.children, alloc, strict=True)):
+            self.walk(c, cb, start, start + a, runs * node.sb, path + (i,), leaves, cuts)
+            start += a
+
+    # -- step 2: dataflow --------------------------------------------------------------
+    def direct(self, pp: tuple[int, ...], pc: tuple[int, ...],
+               cuts: dict[tuple[int, ...], Node]) -> tuple[bool, bool]:
+        """(over the NoC?, waits?) for the feature map from the leaf at ``pp`` to the leaf
+        at ``pc`` (same segment).
+
+        Over the NoC or through DRAM — at their lowest common ancestor, a T cut passes
+        it on when the consumer's child comes right after the producer's ("consumed
+        immediately"); an S cut when the consumer's child is exactly one pipeline stage
+        later; otherwise it waits in DRAM (SEEDS.md §002 "Dataflow"; SET
+        ``is_shortcut``). It *waits* on the consumer's tiles [ours] unless the producer is
+        the last leaf of its child and the consumer the first leaf of its child, i.e.
+        the two run back to back; waiting data is charged to the buffers.
+        """
+        d = 0
+        while d < len(pp) and d < len(pc) and pp[d] == pc[d]:
+            d += 1
+        lca = cuts[pc[:d]]
+        i, j = pp[d], pc[d]
+        if lca.kind == TCUT:
+            ok = j == i + 1
+        else:
+            _, stages = self.s_deps(lca)
+            ok = stages[j] == stages[i] + 1
+        if not ok:
+            return False, False
+        a, b = lca.children[i], lca.children[j]
+        waits = len(pp) > d + 1 and get_layer(a, pp[d + 1:]) != a.layers[-1] or \
+            len(pc) > d + 1 and get_layer(b, pc[d + 1:]) != b.layers[0]
+        return True, waits
+
+    # -- step 3: one segment -----------------------------------------------------------
+    def segment(self, seg: Node, batch: int, path: tuple[int, ...] = ()) -> SegmentCost:
+        """Cost of one run of the root child ``seg`` with ``batch`` samples (cached)."""
+        key = (seg, batch)
+        v = self._seg.get(key)
+        if v is None:
+            try:
+                v = self._segment(seg, batch, path, None)
+            except Infeasible as exc:
+                v = exc
+            if len(self._seg) >= SEGMENT_CACHE_SIZE:
+                self._seg.clear()
+            self._seg[key] = v
+        if isinstance(v, Infeasible):
+            raise v
+        return v
+
+    def segment_detail(self, seg: Node, batch: int, path: tuple[int, ...] = ()
+                       ) -> tuple[SegmentCost, dict[str, Any]]:
+        """:meth:`segment` plus per-layer, per-flow and per-tile details (not cached)."""
+        detail: dict[str, Any] = {}
+        cost = self._segment(seg, batch, path, detail)
+        return cost, detail
+
+    def _a2a(self, plo: int, puu: int, clo: int, cuu: int) -> tuple[np.ndarray, float, int]:
+        key = (plo, puu, clo, cuu)
+        v = self._a2a_cache.get(key)
+        if v is None:
+            hw = self.hw
+            pr, pc = self.tr[plo:plo + puu], self.tc[plo:plo + puu]
+            cr, cc = self.tr[clo:clo + cuu], self.tc[clo:clo + cuu]
+            vec = geo.all_to_all_loads(hw.rows, hw.cols, pr, pc, cr, cc) / (puu * cuu)
+            v = (vec, float(vec.sum()), geo.max_hops(pr, pc, cr, cc))
+            if len(self._a2a_cache) > 100_000:
+                self._a2a_cache.clear()
+            self._a2a_cache[key] = v
+        return v
+
+    def _bad(self, path: tuple[int, ...], node: Node, problem: str, fix: str) -> Infeasible:
+        return Infeasible(f"tree node {path_str(path)} {short_text(node, self.names, 40)}",
+                          problem, fix)
+
+    def _segment(self, seg: Node, batch: int, path: tuple[int, ...],
+                 detail: dict[str, Any] | None) -> SegmentCost:
+        """The segment computation; ``path`` is the segment's place in the tree (for
+        messages); ``detail`` (a dict) receives the per-layer/flow/tile records."""
+        G, buf, prec = self.G, self.buf, self.prec
+        leaves: list[_Leaf] = []
+        cuts: dict[tuple[int, ...], Node] = {}
+        self.walk(seg, batch, 0, G, 1, (), leaves, cuts)
+        at = {lf.layer: lf for lf in leaves}
+        # per-leaf table rows and buffer rules
+        rec: dict[int, list[float]] = {}
+        spills: dict[int, bool] = {}
+        rows_cache = self._rows
+        for lf in leaves:
+            key = (lf.layer, lf.hi - lf.lo - 1, self.bidx[lf.batch])
+            row = rows_cache.get(key)
+            if row is None:
+                row = rows_cache[key] = self.rows[key].tolist()
+            rec[lf.layer] = row
+            fp, uu, wf = row[5], row[1], row[2]
+            sp = fp > buf
+            spills[lf.layer] = sp
+            if sp:
+                where = f"layer {self.names[lf.layer]!r} in segment {path_str(path)}"
+                if lf.runs > 1:
+                    raise Infeasible(where, f"runs {lf.runs} times per segment run but its "
+                                     f"working set ({fp:,.0f} B per tile) exceeds the buffer, "
+                                     "so its weights cannot stay on chip",
+                                     "give it more tiles or a smaller sub-batch")
+                if fp - wf / uu > buf / 2:
+                    raise Infeasible(where, f"needs {fp - wf / uu:,.0f} B of activations per "
+                                     f"tile (more than half the {buf:,.0f} B buffer)",
+                                     "give it more tiles or a smaller sub-batch")
+        # routes: per consumer, per source
+        routes: dict[int, list[tuple[int, int, bool]]] = {}
+        waiting: dict[int, int] = {}
+        writes = {lf.layer: not self.succs[lf.layer] for lf in leaves}
+        for lf in leaves:
+            c = lf.layer
+            rs = []
+            if self.ext[c]:
+                rs.append((-1, self.ext[c], False))
+            wait = 0
+            for p, e in self.preds[c]:
+                src = at.get(p)
+                d = False
+                if src is not None and not spills[c]:
+                    d, wt = self.direct(src.path, lf.path, cuts)
+                    wait += e if wt else 0
+                rs.append((p, e, d))
+                if not d and src is not None:
+                    writes[p] = True
+            waiting[c] = wait
+            routes[c] = rs
+            if any(s not in at for s in self.succs[c]):
+                writes[c] = True
+        # bytes, NoC loads, buffer accounting; per-tile quantities are added over each
+        # leaf's used tiles [lo, lo+units) with one coverage matrix
+        link = np.zeros(self.n_links)
+        k = len(leaves)
+        los = np.empty(k, dtype=np.int64)
+        his = np.empty(k, dtype=np.int64)
+        v_in = np.zeros(k)
+        v_out = np.zeros(k)
+        v_pin = np.zeros(k)
+        v_own = np.zeros(k)
+        v_held = np.zeros(k)
+        dram_read = dram_write = 0.0
+        mac_j = buf_j = 0.0
+        hops_max = 0
+        flows: list[dict[str, Any]] = []
+        for x, lf in enumerate(leaves):
+            c = lf.layer
+            cs, uuf, wf, iff, of, fp, me, be = rec[c]
+            uu = int(uuf)
+            los[x], his[x] = lf.lo, lf.lo + uu
+            runs = lf.runs
+            w_tile = wf / uu
+            spill = max(1, math.ceil(w_tile / (buf / 2) - 1e-9)) if spills[c] else 1
+            total_src = self.src_total[c]
+            dram_elems = sum(e for _, e, d in routes[c] if not d)
+            direct_elems = total_src - dram_elems
+            dram_share = dram_elems / total_src if total_src else 0.0
+            direct_share = 1.0 - dram_share if total_src else 0.0
+            # DRAM reads: weights once per segment run, DRAM-sourced inputs per run
+            wbytes = self.weight_bytes[c]
+            dram_read += wbytes + dram_elems * prec * lf.batch * spill * runs
+            v_in[x] = (iff * dram_share * runs + (wf if wbytes else 0.0)) / uu
+            if writes[c]:
+                dram_write += of * runs
+                v_out[x] = of * runs / uu
+            if direct_elems:
+                for p, e, d in routes[c]:
+                    if not d:
+                        continue
+                    src = at[p]
+                    vec, unit_hops, mh = self._a2a(src.lo, int(rec[p][1]), lf.lo, uu)
+                    nbytes = iff * (e / total_src) * runs
+                    link += nbytes * vec
+                    if mh > hops_max:
+                        hops_max = mh
+                    if detail is not None:
+                        flows.append({"from": self.names[p], "to": self.names[c], "route": "noc",
+                                      "bytes": nbytes, "byte_hops": nbytes * unit_hops})
+            if detail is not None:
+                for p, e, d in routes[c]:
+                    if not d:
+                        flows.append({"from": "input" if p < 0 else self.names[p],
+                                      "to": self.names[c], "route": "dram",
+                                      "bytes": e * prec * lf.batch * spill * runs})
+            mac_j += me * runs
+            buf_j += be * runs
+            # buffer: pinned weights + the largest working set + waiting inputs per tile
+            if runs > 1:
+                own = fp - w_tile
+                v_pin[x] = w_tile
+            else:
+                own = fp if fp <= buf else fp - w_tile + buf / 2
+            if runs > 1 and direct_share > 0:
+                own += iff / (uu * spill) * direct_share  # next sub-batch arriving
+            v_own[x] = own
+            if waiting[c]:
+                v_held[x] = iff / uu * waiting[c] / total_src
+        cover = (self.ar[None, :] >= los[:, None]) & (self.ar[None, :] < his[:, None])
+        coverf = cover.astype(float)
+        pinned = v_pin @ coverf
+        held = v_held @ coverf
+        peak = (coverf * v_own[:, None]).max(axis=0)
+        used = pinned + peak + held
+        worst = int(np.argmax(used))
+        if used[worst] > buf * (1 + 1e-12):
+            r, cc = int(self.tr[worst]), int(self.tc[worst])
+            raise self._bad(path, seg, f"tile {worst} (row {r}, col {cc}) needs "
+                            f"{used[worst]:,.0f} B ({pinned[worst]:,.0f} B pinned weights + "
+                            f"{peak[worst]:,.0f} B working set + {held[worst]:,.0f} B waiting "
+                            f"inputs) > buffer {buf:,.0f} B",
+                            "use smaller sub-batches, fewer layers per segment or more tiles")
+        in_vec = v_in @ coverf
+        out_vec = v_out @ coverf
+        link += in_vec @ self.m_in + out_vec @ self.m_out
+        dram_flow = float(in_vec.sum() + out_vec.sum())
+        byte_hops = float(link.sum()) + dram_flow  # + the controller link of DRAM flows
+        if dram_flow:
+            nz = cover[(v_in > 0) | (v_out > 0)].any(axis=0)
+            hops_max = max(hops_max, int(self.dram_hops[nz].max()))
+        # time: event simulation of the segment, bounded by DRAM and the busiest link
+        dur: dict[tuple[int, ...], float] = {lf.path: rec[lf.layer][0] for lf in leaves}
+        fins: dict[tuple[int, ...], np.ndarray] = {}
+        compute = self._duration(seg, (), dur, fins)
+        dram_bytes = dram_read + dram_write
+        dram_t = float(dram_time_s(dram_bytes, self.hw))
+        max_link = float(link.max()) if link.size else 0.0
+        noc_t = noc_time_s(max_link, hops_max, self.hw) if (max_link or hops_max) else 0.0
+        cost = SegmentCost(
+            time=max(compute, dram_t, noc_t), compute=compute, dram_time=dram_t,
+            noc_time=noc_t, dram_j=float(dram_energy_j(dram_bytes, self.hw)),
+            noc_j=float(noc_energy_j(byte_hops, self.hop_pj)), mac_j=mac_j, buffer_j=buf_j,
+            dram_bytes=dram_bytes, byte_hops=byte_hops, dram_read=dram_read,
+            dram_write=dram_write)
+        if detail is not None:
+            detail.update(leaves=leaves, rec=rec, routes=routes, writes=writes, flows=flows,
+                          link=link, pinned=pinned, peak=peak, held=held, durations=dur,
+                          finish=fins,
+                          cuts=cuts, spills=spills)
+        return cost
+
+    def _duration(self, node: Node, path: tuple[int, ...], dur: dict[tuple[int, ...], float],
+                  fins: dict[tuple[int, ...], np.ndarray]) -> float:
+        """Time of one run of ``node`` (its whole batch): a leaf's compute time; a T cut
+        runs its children one after another for each of its sb sub-batches; an S cut is
+        simulated by :func:`pipeline_finish`."""
+        if node.kind == LEAF:
+            return dur[path]
+        ds = [self._duration(c, path + (i,), dur, fins) for i, c in enumerate(node.children)]
+        if node.kind == TCUT:
+            return node.sb * sum(ds)
+        deps, _ = self.s_deps(node)
+        F = pipeline_finish(ds, deps, node.sb)
+        fins[path] = F
+        return float(F[:, -1].max())
+
+    # -- step 4: the tree --------------------------------------------------------------
+    def segments_of(self, tree: Node) -> tuple[tuple[Node, ...], int, int]:
+        """(root children, their batch, runs of each): a root T cut's children run one
+        after another per root sub-batch; any other root is one segment."""
+        if tree.kind == TCUT and tree is not None:
+            if self.B % tree.sb:
+                raise self._bad((), tree, f"sub-batch count {tree.sb} does not divide the "
+                                f"batch {self.B}", f"use a divisor of {self.B}")
+            return tree.children, self.B // tree.sb, tree.sb
+        return (tree,), self.B, 1
+
+    def totals(self, tree: Node) -> Totals:
+        """Latency and energy of a tree: root runs × Σ over segments (cached segments)."""
+        segs, b, runs = self.segments_of(tree)
+        costs = tuple(self.segment(s, b, (i,) if tree.kind == TCUT else ())
+                      for i, s in enumerate(segs))
+        return self._sum(costs, runs)
+
+    @staticmethod
+    def _sum(costs: tuple[SegmentCost, ...], runs: int) -> Totals:
+        e = EnergyBreakdown(runs * sum(c.dram_j for c in costs),
+                            runs * sum(c.noc_j for c in costs),
+                            runs * sum(c.mac_j for c in costs),
+                            runs * sum(c.buffer_j for c in costs))
+        return Totals(latency=runs * sum(c.time for c in costs), energy=e,
+                      dram_bytes=runs * sum(c.dram_bytes for c in costs),
+                      byte_hops=runs * sum(c.byte_hops for c in costs), segments=costs,
+                      root_runs=runs)
+
+    def objective(self, tree: Node) -> float:
+        """The instance's E^n·D^m of ``tree`` (raises :class:`Infeasible`)."""
+        t = self.totals(tree)
+        return self.inst.objective(t.energy.total, t.latency)
+
+    def try_objective(self, tree: Node) -> float | None:
+        """:meth:`objective`, or ``None`` for a tree the analyzer cannot run."""
+        try:
+            return self.objective(tree)
+        except Infeasible:
+            return None
+
+
+# ---------------------------------------------------------------------------------------
+# evaluate, schedule, metrics
+
+
+def as_tree(instance: Instance, solution: Solution | Node | str) -> Node:
+    """The tree of a :class:`Solution`, a :class:`Node` or a text form, checked."""
+    if isinstance(solution, Solution):
+        tree = solution.tree
+    elif isinstance(solution, Node):
+        tree = solution
+    elif isinstance(solution, str):
+        tree = parse_tree(solution, instance.workload)
+    else:
+        raise InputError("solution", f"expected a tile_groups Solution, got "
+                         f"{type(solution).__name__}")
+    check_structure(tree, instance.workload, instance.batch)
+    return tree
+
+
+@dataclass(frozen=True)
+class Job:
+    """One leaf run in the S-T graph: layer × samples on stripe ids [lo, lo+used)."""
+
+    layer: int
+    samples: tuple[int, int]  # [first, last) sample index
+    lo: int
+    hi: int
+    used: int
+    start: float
+    end: float
+    segment: int
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything a tree resolves to (built by :func:`analyze`)."""
+
+    tree: Node
+    totals: Totals
+    objective: float
+    jobs: tuple[Job, ...]
+    layers: tuple[dict[str, Any], ...]
+    flows: tuple[dict[str, Any], ...]
+    link: np.ndarray = field(repr=False)
+    tile_busy: np.ndarray = field(repr=False)
+
+
+def _expand(an: Analyzer, node: Node, path: tuple[int, ...], t0: float, s0: int, batch: int,
+            scale: float, det: dict[str, Any], leaf_at: dict[tuple[int, ...], _Leaf],
+            seg_index: int, out: list[Job]) -> None:
+    """Leaf runs of one run of ``node`` starting at ``t0`` on samples [s0, s0+batch)."""
+    if node.kind == LEAF:
+        lf = leaf_at[path]
+        d = det["durations"][path] * scale
+        out.append(Job(lf.layer, (s0, s0 + batch), lf.lo, lf.hi, int(det["rec"][lf.layer][1]),
+                       t0, t0 + d, seg_index))
+        return
+    cb = batch // node.sb
+    if node.kind == TCUT:
+        t = t0
+        durs = [_run_time(an, c, path + (i,), det) * scale for i, c in enumerate(node.children)]
+        for k in range(node.sb):
+            for i, c in enumerate(node.children):
+                _expand(an, c, path + (i,), t, s0 + k * cb, cb, scale, det, leaf_at, seg_index,
+                        out)
+                t += durs[i]
+        return
+    F = det["finish"][path]
+    for k in range(node.sb):
+        for i, c in enumerate(node.children):
+            d = _run_time(an, c, path + (i,), det)
+            _expand(an, c, path + (i,), t0 + (F[i, k] - d) * scale, s0 + k * cb, cb, scale, det,
+                    leaf_at, seg_index, out)
+
+
+def _run_time(an: Analyzer, node: Node, path: tuple[int, ...], det: dict[str, Any]) -> float:
+    if node.kind == LEAF:
+        return det["durations"][path]
+    if node.kind == SCUT:
+        return float(det["finish"][path][:, -1].max())
+    return node.sb * sum(_run_time(an, c, path + (i,), det) for i, c in enumerate(node.children))
+
+
+def analyze(instance: Instance, solution: Solution | Node | str) -> Analysis:
+    """Resolve a tree: tile groups, sub-batches, the S-T schedule (each job stretched by
+    its segment's DRAM/NoC bound), data flows, energy and the objective."""
+    tree = as_tree(instance, solution)
+    an = instance.analyzer
+    segs, b, runs = an.segments_of(tree)
+    costs, dets = [], []
+    for i, s in enumerate(segs):
+        c, d = an.segment_detail(s, b, (i,) if tree.kind == TCUT else ())
+        costs.append(c)
+        dets.append(d)
+    tot = an._sum(tuple(costs), runs)
+    jobs: list[Job] = []
+    t = 0.0
+    for r in range(runs):
+        for i, (s, c, d) in enumerate(zip(segs, costs, dets, strict=True)):
+            scale = c.time / c.compute if c.compute > 0 else 1.0
+            leaf_at = {lf.path: lf for lf in d["leaves"]}
+            _expand(an, s, (), t, r * b, b, scale, d, leaf_at, i, jobs)
+            t += c.time
+    names = an.names
+    first: dict[int, float] = {}
+    last: dict[int, float] = {}
+    for j in jobs:
+        first[j.layer] = min(first.get(j.layer, math.inf), j.start)
+        last[j.layer] = max(last.get(j.layer, 0.0), j.end)
+    layers = []
+    flows = []
+    link = np.zeros(an.n_links)
+    for i, d in enumerate(dets):
+        link += runs * d["link"]
+        for f in d["flows"]:
+            flows.append({**f, "segment": i, "bytes": f["bytes"] * runs,
+                          **({"byte_hops": f["byte_hops"] * runs} if "byte_hops" in f else {})})
+        for lf in d["leaves"]:
+            cs, uu, *_ = d["rec"][lf.layer]
+            part = an.table.partition[lf.layer, lf.hi - lf.lo - 1, an.bidx[lf.batch]]
+            layers.append({
+                "layer": names[lf.layer], "segment": i, "tiles": [lf.lo, lf.hi],
+                "group_size": lf.hi - lf.lo, "units_used": int(uu),
+                "positions": [[int(an.tr[k]), int(an.tc[k])] for k in range(lf.lo, lf.hi)],
+                "sub_batch": lf.batch, "runs": lf.runs * runs, "compute_s": cs,
+                "partition": [int(x) for x in part], "weights_pinned": lf.runs > 1,
+                "spills": bool(d["spills"][lf.layer]),
+                "inputs": {("input" if p < 0 else names[p]): ("noc" if dr else "dram")
+                           for p, _, dr in d["routes"][lf.layer]},
+                "output_to_dram": bool(d["writes"][lf.layer]),
+                "start_s": first.get(lf.layer, 0.0), "end_s": last.get(lf.layer, 0.0)})
+    busy = np.zeros(an.G)
+    for j in jobs:
+        busy[j.lo:j.lo + j.used] += j.end - j.start
+    obj = instance.objective(tot.energy.total, tot.latency)
+    return Analysis(tree, tot, obj, tuple(jobs), tuple(layers), tuple(flows), link, busy)
+
+
+def metrics(instance: Instance, a: Analysis) -> dict[str, Any]:
+    """The JSON metrics of an analysis (the ``metrics`` of ``chipsched solve --json``)."""
+    an = instance.analyzer
+    hw = instance.hardware
+    tot = a.totals
+    w = instance.workload
+    macs = w.total_macs * instance.batch
+    peak = an.G * hw.unit.peak_macs_per_s
+    loads = geo.unflatten(a.link, hw.rows, hw.cols)
+    (fr, fc), (tr_, tc_), lb = loads.busiest() if a.link.size else ((0, 0), (0, 0), 0.0)
+    segs = []
+    segs_nodes, _, _ = an.segments_of(a.tree)
+    for i, (s, c) in enumerate(zip(segs_nodes, tot.segments, strict=True)):
+        segs.append({"index": i, "tree": short_text(s, an.names, 80), "time_s": c.time,
+                     "compute_s": c.compute, "dram_s": c.dram_time, "noc_s": c.noc_time,
+                     "bound": c.bound_by, "energy_j": c.energy, "dram_bytes": c.dram_bytes})
+    return {
+        "tree": to_text(a.tree, an.names),
+        "objective_name": instance.objective.name,
+        "batch": instance.batch,
+        "latency_s": tot.latency,
+        "energy_j": tot.energy.total,
+        "energy": tot.energy.to_dict(),
+        "dram_bytes": tot.dram_bytes,
+        "noc_byte_hops": tot.byte_hops,
+        "utilization": macs / (peak * tot.latency) if tot.latency > 0 else 0.0,
+        "root_runs": tot.root_runs,
+        "segments": segs,
+        "layers": list(a.layers),
+        "flows": list(a.flows),
+        "busiest_link": {"from": [fr, fc], "to": [tr_, tc_], "bytes": lb},
+        "tiles": [{"id": k, "row": int(an.tr[k]), "col": int(an.tc[k]),
+                   "busy_s": float(a.tile_busy[k])} for k in range(an.G)],
+    }
+
+
+def evaluate(instance: Instance, solution: Solution | Node | str) -> tuple[float, dict[str, Any]]:
+    """(objective, metrics) of a tree — the only place tile_groups objectives are computed."""
+    a = analyze(instance, solution)
+    return a.objective, metrics(instance, a)

@@ -1,0 +1,377 @@
+"""Resource allocation trees (SET, seed 002): nodes, the text form, structural checks.
+
+A tree has three kinds of nodes (``../shared/SEEDS.md`` §002, "Tree"):
+
+* a **leaf** ``L`` — one layer; it processes its whole batch at once (``sb = 1``);
+* an **S cut** — its children get disjoint tile groups and run in parallel,
+  pipelined by sub-batch;
+* a **T cut** — its children share the cut's tiles; for each sub-batch they run
+  left to right, then the next sub-batch.
+
+Every cut splits its batch ``b`` into ``sb`` sub-batches (``b % sb == 0``); each
+child processes sub-batches of ``b / sb`` samples. The leaves, left to right, must be
+a topological order of the network.
+
+The **tree space** we use (the SA's, the brute-force oracle's and the text form's) is
+the document's with two precise rules where it is silent **[ours]**: a cut has at
+least two children, except a *unary* T cut over a single leaf with ``sb ≥ 2``
+(``T(4)[conv1]`` runs one layer in four sub-batches — the LS/LP baselines and the
+segmented space need it; ``T(1)[x]`` is written ``x``), and the root T cut, which may
+hold a single cut (``T(1)[ T(4)[ a b ] ]`` is one segment; ``T(4)[ a b ]`` at the root
+would make ``a`` and ``b`` two segments, each reloading its weights per root run).
+
+Text form (prints and parses back)::
+
+    T(1)[ S(2)[ conv1 conv2 ] T(4)[ fc ] ]
+    S(2){3,1}[ conv1 conv2 ]          # an explicit tile allocation (3 and 1 tiles)
+
+The number in parentheses is the sub-batch count ``sb``; ``{a,b,…}`` optionally fixes
+the tile counts of an S cut's children (otherwise the analyzer allocates by NPT).
+Layer names with characters outside ``[A-Za-z0-9_.:/+#@-]`` are double-quoted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from chipsched.errors import InputError, UnknownNameError
+from chipsched.workload import Workload
+
+LEAF, SCUT, TCUT = "L", "S", "T"
+CUT_KINDS = (SCUT, TCUT)
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    """One node of a resource allocation tree (immutable, hashable, cheap to compare).
+
+    ``layer`` is the layer index for a leaf (``-1`` for cuts); ``sb`` the sub-batch
+    count of a cut (1 for leaves); ``alloc`` an optional explicit tile count per child
+    of an S cut. The hash is computed once, so trees can key caches.
+    """
+
+    kind: str
+    layer: int = -1
+    children: tuple[Node, ...] = ()
+    sb: int = 1
+    alloc: tuple[int, ...] | None = None
+    _hash: int = field(init=False, repr=False, default=0)
+    layers: tuple[int, ...] = field(init=False, repr=False, default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "children", tuple(self.children))
+        if self.alloc is not None:
+            object.__setattr__(self, "alloc", tuple(int(a) for a in self.alloc))
+        object.__setattr__(self, "_hash", hash((self.kind, self.layer, self.sb, self.alloc,
+                                                tuple(c._hash for c in self.children))))
+        if self.kind == LEAF:
+            object.__setattr__(self, "layers", (self.layer,))
+        else:
+            object.__setattr__(self, "layers", tuple(x for c in self.children for x in c.layers))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Node) or self._hash != other._hash:
+            return False
+        return (self.kind == other.kind and self.layer == other.layer and self.sb == other.sb
+                and self.alloc == other.alloc and self.children == other.children)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.kind == LEAF
+
+    def __repr__(self) -> str:
+        return f"Node({to_text(self)})"
+
+
+def leaf(layer: int) -> Node:
+    """A leaf for layer index ``layer``."""
+    return Node(LEAF, int(layer))
+
+
+def cut(kind: str, children: Sequence[Node], sb: int = 1,
+        alloc: Sequence[int] | None = None) -> Node:
+    """An S or T cut over ``children`` with ``sb`` sub-batches."""
+    if kind not in CUT_KINDS:
+        raise InputError("tree", f"unknown cut kind {kind!r}", "use 'S' or 'T'")
+    return Node(kind, -1, tuple(children), int(sb), None if alloc is None else tuple(alloc))
+
+
+def normalize(node: Node) -> Node:
+    """Canonical form of a one-child cut over a leaf: ``T(1)[x]`` → ``x``, ``S(k)[x]`` →
+    ``T(k)[x]`` (an S cut with one child is a T cut). Other nodes are returned as is."""
+    if node.kind in CUT_KINDS and len(node.children) == 1 and node.children[0].is_leaf:
+        if node.sb == 1:
+            return node.children[0]
+        if node.kind == SCUT or node.alloc is not None:
+            return Node(TCUT, -1, node.children, node.sb, None)
+    return node
+
+
+# ---------------------------------------------------------------------------------------
+# traversal
+
+
+def iter_nodes(node: Node, path: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], Node]]:
+    """(path, node) pairs in pre-order; a path is the tuple of child indices from the root."""
+    yield path, node
+    for i, c in enumerate(node.children):
+        yield from iter_nodes(c, path + (i,))
+
+
+def leaf_paths(node: Node) -> list[tuple[tuple[int, ...], int]]:
+    """(path, layer) of every leaf, left to right (in-order)."""
+    out: list[tuple[tuple[int, ...], int]] = []
+
+    def rec(n: Node, path: tuple[int, ...]) -> None:
+        if n.kind == LEAF:
+            out.append((path, n.layer))
+        else:
+            for i, c in enumerate(n.children):
+                rec(c, path + (i,))
+
+    rec(node, ())
+    return out
+
+
+def get(node: Node, path: Sequence[int]) -> Node:
+    """The node at ``path``."""
+    for i in path:
+        node = node.children[i]
+    return node
+
+
+def replace_at(root: Node, path: Sequence[int], new: Node | Sequence[Node]) -> Node:
+    """A copy of ``root`` with the node at ``path`` replaced by ``new`` (path copying).
+
+    ``new`` may be a sequence of nodes, spliced in place of the one node (not at the
+    root). Ancestors keep their kind, ``sb`` and ``alloc``.
+    """
+    if not path:
+        if not isinstance(new, Node):
+            raise ValueError("cannot splice several nodes in place of the root")
+        return new
+    parent = get(root, path[:-1])
+    i = path[-1]
+    repl = (new,) if isinstance(new, Node) else tuple(new)
+    kids = parent.children[:i] + repl + parent.children[i + 1:]
+    alloc = parent.alloc
+    if alloc is not None and len(repl) != 1:
+        alloc = None
+    return replace_at(root, path[:-1], Node(parent.kind, -1, kids, parent.sb, alloc))
+
+
+def path_str(path: Sequence[int]) -> str:
+    """``root``, ``root/1``, ``root/1/0`` …"""
+    return "/".join(["root", *(str(i) for i in path)])
+
+
+# ---------------------------------------------------------------------------------------
+# text form
+
+_SAFE = re.compile(r"[A-Za-z0-9_.:/+#@\-]+")
+
+
+def _name_text(name: str) -> str:
+    if _SAFE.fullmatch(name):
+        return name
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def to_text(node: Node, names: Sequence[str] | None = None) -> str:
+    """The compact text form, e.g. ``T(1)[ S(2)[ conv1 conv2 ] fc ]``.
+
+    ``names`` maps layer indices to names (without it leaves print as ``#i``).
+    """
+    if node.kind == LEAF:
+        return _name_text(names[node.layer]) if names is not None else f"#{node.layer}"
+    head = f"{node.kind}({node.sb})"
+    if node.alloc is not None:
+        head += "{" + ",".join(str(a) for a in node.alloc) + "}"
+    return head + "[ " + " ".join(to_text(c, names) for c in node.children) + " ]"
+
+
+def short_text(node: Node, names: Sequence[str] | None = None, limit: int = 60) -> str:
+    """The text form cut to ``limit`` characters (for one-line messages)."""
+    t = to_text(node, names)
+    return t if len(t) <= limit else t[: limit - 1] + "…"
+
+
+class _Parser:
+    def __init__(self, text: str, workload: Workload):
+        self.s = text
+        self.i = 0
+        self.w = workload
+
+    def error(self, problem: str, fix: str | None = None) -> InputError:
+        return InputError(f"tree (character {self.i + 1})", problem, fix)
+
+    def ws(self) -> None:
+        while self.i < len(self.s) and self.s[self.i].isspace():
+            self.i += 1
+
+    def peek(self) -> str:
+        self.ws()
+        return self.s[self.i] if self.i < len(self.s) else ""
+
+    def expect(self, ch: str) -> None:
+        if self.peek() != ch:
+            got = repr(self.s[self.i]) if self.i < len(self.s) else "the end"
+            raise self.error(f"expected {ch!r}, found {got}",
+                             "the form is T(sb)[ child child … ], S(sb){a,b,…}[ … ] or a layer "
+                             "name")
+        self.i += 1
+
+    def integer(self, what: str) -> int:
+        self.ws()
+        m = re.compile(r"\d+").match(self.s, self.i)
+        if not m:
+            raise self.error(f"expected the {what} (a positive integer)")
+        self.i = m.end()
+        return int(m.group())
+
+    def name(self) -> str:
+        self.ws()
+        if self.peek() == '"':
+            self.i += 1
+            out = []
+            while self.i < len(self.s) and self.s[self.i] != '"':
+                if self.s[self.i] == "\\" and self.i + 1 < len(self.s):
+                    self.i += 1
+                out.append(self.s[self.i])
+                self.i += 1
+            if self.i >= len(self.s):
+                raise self.error("unterminated quoted layer name")
+            self.i += 1
+            return "".join(out)
+        m = _SAFE.match(self.s, self.i)
+        if not m:
+            raise self.error(f"unexpected {self.s[self.i]!r}",
+                             "quote layer names with special characters: \"name\"")
+        self.i = m.end()
+        return m.group()
+
+    def node(self) -> Node:
+        self.ws()
+        if self.i >= len(self.s):
+            raise self.error("unexpected end of the tree")
+        ch = self.s[self.i]
+        nxt = self.s[self.i + 1:].lstrip()[:1]
+        if ch in CUT_KINDS and nxt == "(":
+            self.i += 1
+            self.expect("(")
+            sb = self.integer("sub-batch count")
+            self.expect(")")
+            alloc = None
+            if self.peek() == "{":
+                self.i += 1
+                alloc = [self.integer("tile count")]
+                while self.peek() == ",":
+                    self.i += 1
+                    alloc.append(self.integer("tile count"))
+                self.expect("}")
+            self.expect("[")
+            kids = []
+            while self.peek() not in ("]", ""):
+                kids.append(self.node())
+            self.expect("]")
+            if not kids:
+                raise self.error(f"{ch} cut without children")
+            return Node(ch, -1, tuple(kids), sb, None if alloc is None else tuple(alloc))
+        nm = self.name()
+        try:
+            return leaf(self.w.index(nm))
+        except UnknownNameError as exc:
+            raise InputError(f"tree leaf {nm!r}", f"no layer of that name in network "
+                             f"{self.w.name!r}", exc.fix) from None
+
+    def parse(self) -> Node:
+        n = self.node()
+        if self.peek():
+            raise self.error("text after the end of the tree",
+                             "a tree has one root; wrap several nodes in T(1)[ … ]")
+        return n
+
+
+def parse_tree(text: str, workload: Workload) -> Node:
+    """Parse the text form; layer names are resolved in ``workload``."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("tree", "is empty", "give a tree such as T(1)[ conv1 conv2 ]")
+    return _Parser(text, workload).parse()
+
+
+# ---------------------------------------------------------------------------------------
+# structural checks (those that need no cost model)
+
+
+def check_structure(tree: Node, workload: Workload, batch: int) -> None:
+    """Raise :class:`InputError` (one line, naming the node or layer) unless ``tree`` is a
+    valid tree for ``workload`` with total batch ``batch``.
+
+    Checks: every layer exactly once; leaves in a topological order; cut shapes (two
+    or more children, or a unary T cut over a leaf with ``sb ≥ 2``); ``b % sb == 0`` at
+    every cut; explicit allocations of the right length and positive. Tile counts
+    (S-cut children ≤ tiles, allocations summing to the group) need the allocation
+    and are checked by the analyzer.
+    """
+    names = [ly.name for ly in workload.layers]
+    seen: dict[int, int] = {}
+    order = leaf_paths(tree)
+    for _, lay in order:
+        if not 0 <= lay < len(names):
+            raise InputError("tree", f"leaf index {lay} out of range")
+        if lay in seen:
+            raise InputError(f"tree leaf {names[lay]!r}", "appears twice",
+                             "every layer must be exactly one leaf")
+        seen[lay] = len(seen)
+    missing = [names[i] for i in range(len(names)) if i not in seen]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise InputError(f"tree leaf {missing[0]!r}", f"is missing{more}",
+                         "every layer of the network must be a leaf")
+    for _, lay in order:
+        for p in workload.preds[lay]:
+            if seen[p] > seen[lay]:
+                raise InputError(f"tree leaf {names[lay]!r}",
+                                 f"comes before its producer {names[p]!r}",
+                                 "leaves left to right must be a topological order")
+
+    def rec(n: Node, b: int, path: tuple[int, ...]) -> None:
+        if n.kind == LEAF:
+            return
+        where = f"tree node {path_str(path)} {short_text(n, names, 40)}"
+        if n.kind not in CUT_KINDS:
+            raise InputError(where, f"unknown node kind {n.kind!r}", "use S, T or a leaf")
+        if n.sb < 1:
+            raise InputError(where, f"sub-batch count {n.sb} must be >= 1")
+        if len(n.children) == 1:
+            if not n.children[0].is_leaf and not (not path and n.kind == TCUT):
+                raise InputError(where, "a cut with one child must wrap a leaf (only the "
+                                 "root T cut may hold a single cut)", "remove the extra cut")
+            if n.kind == SCUT:
+                raise InputError(where, "an S cut needs two or more children",
+                                 f"write T({n.sb})[…] to sub-batch one layer")
+            if n.sb == 1 and n.children[0].is_leaf:
+                raise InputError(where, "T(1) around one leaf does nothing",
+                                 "write the leaf alone")
+        if b % n.sb:
+            raise InputError(where, f"sub-batch count {n.sb} does not divide its batch {b}",
+                             f"use a divisor of {b}")
+        if n.alloc is not None:
+            if n.kind != SCUT:
+                raise InputError(where, "only S cuts take a tile allocation {…}")
+            if len(n.alloc) != len(n.children):
+                raise InputError(where, f"allocation has {len(n.alloc)} entries for "
+                                 f"{len(n.children)} children", "give one tile count per child")
+            if min(n.alloc) < 1:
+                raise InputError(where, "every child needs at least one tile")
+        for i, c in enumerate(n.children):
+            rec(c, b // n.sb, path + (i,))
+
+    rec(tree, batch, ())

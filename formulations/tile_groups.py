@@ -1,0 +1,636 @@
+"""tile_groups exact methods: CP-SAT and a Pyomo MILP over the segmented space, the
+ε-constraint Pareto front, and brute-force oracles for the segmented and the full tree
+space.
+
+**The segmented space** (issue 4; ``docs/tile_groups.md``): a root ``T(1)`` cut over
+consecutive segments of the network's layer order; each segment is either LS —
+``T(sb)[ l_i … l_j ]`` on all tiles (one layer: the leaf or ``T(sb)[l]``) — or one S cut
+``S(sb){a_i,…,a_j}[ l_i … l_j ]`` with explicit integer tile counts per layer (every
+composition of the chip's tiles), ``sb`` a divisor of the batch.
+
+**Column model.** Because the root is a T cut, segments meet only through DRAM, so a
+tree's latency and energy are the sums of its segments' (``Analyzer.segment``). Each
+(segment, mode, sb, allocation) is a *column* with its exact (latency, energy) from the
+analyzer; a tree is a path of columns from boundary 0 to boundary L. The models pick
+binary columns under flow conservation — exact for latency and for energy. Per-layer
+tile counts are not separate variables because a segment's cost is not separable per
+layer (pipeline simulation, the busiest NoC link, shared DRAM bandwidth): enumerating
+the allocations as columns keeps the model exact. Columns dominated in both latency and
+energy by another column of the same layers are dropped (exact for any objective
+increasing in both). Both solvers get the same integer coefficients (values floored to
+``scale`` units, so their optima are valid lower bounds).
+
+**E^n·D^m** (n, m > 0): the ε-constraint method — min latency s.t. energy ≤ ε, then min
+energy s.t. latency ≤ that latency (a non-dominated point), ε = its energy − 1 unit,
+until infeasible — gives the exact Pareto front; the objective is minimized on it.
+The front is returned in the stats.
+
+**Brute force.** ``bruteforce-seg`` enumerates every tree of the segmented space and
+evaluates each with the analyzer (not the column sums); ``bruteforce`` enumerates the
+full tree space — every topological order, tree shape, cut type, sub-batch count and
+explicit allocation of every S cut — for tiny networks; it is the oracle for the SA.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyomo.environ as pyo
+from ortools.sat.python import cp_model
+
+from chipsched.cost import divisors
+from chipsched.errors import InputError
+from chipsched.problems.tile_groups import (
+    LEAF,
+    SCUT,
+    TCUT,
+    Instance,
+    Node,
+    Solution,
+    cut,
+    leaf,
+)
+from chipsched.problems.tile_groups.model import Infeasible
+from chipsched.result import Status
+from chipsched.solvers import (
+    MethodOutput,
+    SolveOptions,
+    enumerate_best,
+    register,
+    solve_cpsat,
+    solve_pyomo,
+)
+
+#: Default largest number of columns (segment options) the exact models evaluate.
+MAX_COLUMNS = 100_000
+#: Integer resolution of latency and energy coefficients (units of max column / SCALE).
+SCALE = 10 ** 9
+#: HiGHS tolerances for the column MILP (x within 1e-10 of 0/1 moves a sum < 0.1 unit).
+HIGHS_TOLERANCES = {"mip_feasibility_tolerance": 1e-10, "primal_feasibility_tolerance": 1e-10}
+
+
+# ---------------------------------------------------------------------------------------
+# columns
+
+
+@dataclass(frozen=True)
+class Column:
+    """Segment layers[i:j] as ``node``; one run's latency (s) and energy (J)."""
+
+    i: int
+    j: int
+    node: Node
+    time: float
+    energy: float
+
+
+def compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
+    """Every tuple of ``parts`` positive integers summing to ``total``."""
+    for cuts_ in itertools.combinations(range(1, total), parts - 1):
+        bounds = (0, *cuts_, total)
+        yield tuple(bounds[k + 1] - bounds[k] for k in range(parts))
+
+
+def segment_options(layers: Sequence[int], batch: int, tiles: int,
+                    modes: Sequence[str] = ("ls", "s")) -> Iterator[Node]:
+    """Every segment node of the segmented space over ``layers``: LS T(sb) cuts and S(sb)
+    cuts with every explicit allocation, sb ∈ divisors(batch)."""
+    k = len(layers)
+    kids = tuple(leaf(x) for x in layers)
+    for sb in divisors(batch):
+        if "ls" in modes:
+            if k == 1:
+                yield kids[0] if sb == 1 else cut(TCUT, kids, sb)
+            else:
+                yield cut(TCUT, kids, sb)
+        if "s" in modes and 2 <= k <= tiles:
+            for alloc in compositions(tiles, k):
+                yield Node(SCUT, -1, kids, sb, alloc)
+
+
+def n_segment_options(k: int, batch: int, tiles: int) -> int:
+    """How many nodes :func:`segment_options` yields for k layers."""
+    s = math.comb(tiles - 1, k - 1) if 2 <= k <= tiles else 0
+    return len(divisors(batch)) * (1 + s)
+
+
+def assemble(nodes: Sequence[Node]) -> Node:
+    """The segmented tree of a path of segment nodes: ``T(1)[ … ]``."""
+    if len(nodes) == 1 and nodes[0].kind == LEAF:
+        return nodes[0]
+    return cut(TCUT, nodes, 1)
+
+
+def count_columns(L: int, batch: int, tiles: int, max_segment: int) -> int:
+    """Segment options with at most ``max_segment`` layers over L layers."""
+    return sum(n_segment_options(j - i, batch, tiles) for i in range(L)
+               for j in range(i + 1, min(L, i + max_segment) + 1))
+
+
+def build_columns(instance: Instance, max_segment: int | None = None,
+                  max_columns: int = MAX_COLUMNS, prune: bool = True,
+                  deadline: float | None = None) -> tuple[list[Column], dict[str, Any]]:
+    """Evaluate every segment option once (cached by the analyzer) and keep the feasible
+    ones — per (i, j) only the (latency, energy)-non-dominated ones when ``prune``.
+
+    With ``max_segment=None`` the whole segmented space is built if it has at most
+    ``max_columns`` options; otherwise segments are capped at the largest length that
+    fits (``stats['capped']``: the result is then optimal only within the cap)."""
+    an = instance.analyzer
+    L, G, B = len(instance.workload), instance.n_tiles, instance.batch
+    capped = False
+    if max_segment is None:
+        M = L
+        while M > 1 and count_columns(L, B, G, M) > max_columns:
+            M -= 1
+        capped = M < L
+    else:
+        M = max(1, min(L, int(max_segment)))
+        capped = M < L
+    total = count_columns(L, B, G, M)
+    if total > max_columns:
+        raise InputError(f"instance {instance.name!r}", f"the segmented space has {total:,} "
+                         f"columns (> {max_columns:,}) even with segments of {M} layer(s)",
+                         "use a smaller chip or a heuristic method")
+    cols: list[Column] = []
+    infeasible = 0
+    for i in range(L):
+        for j in range(i + 1, min(L, i + M) + 1):
+            if deadline is not None and time.perf_counter() > deadline:
+                raise TimeoutError
+            got: list[Column] = []
+            for node in segment_options(range(i, j), B, G):
+                try:
+                    c = an.segment(node, B, (0,))
+                except Infeasible:
+                    infeasible += 1
+                    continue
+                got.append(Column(i, j, node, c.time, c.energy))
+            if prune:
+                got.sort(key=lambda c: (c.time, c.energy))
+                kept: list[Column] = []
+                for c in got:
+                    if not kept or c.energy < kept[-1].energy:
+                        kept.append(c)
+                got = kept
+            cols.extend(got)
+    return cols, {"columns_enumerated": total, "columns_infeasible": infeasible,
+                  "columns": len(cols), "max_segment": M, "capped": capped}
+
+
+def _scaled(values: Sequence[float]) -> tuple[list[int], float]:
+    unit = max(values) / SCALE if values and max(values) > 0 else 1.0
+    return [int(math.floor(v / unit)) for v in values], unit
+
+
+def _hint_columns(instance: Instance, cols: Sequence[Column], ws: Any) -> set[int]:
+    """Columns of a warm-start tree that is in the segmented space (else empty)."""
+    if ws is None:
+        return set()
+    tree = ws.tree if isinstance(ws, Solution) else ws
+    if not isinstance(tree, Node):
+        return set()
+    an = instance.analyzer
+    segs = tree.children if tree.kind == TCUT and tree.sb == 1 else (tree,)
+    index = {(c.i, c.j, c.node): k for k, c in enumerate(cols)}
+    out, pos = set(), 0
+    for s in segs:
+        lays = s.layers
+        if list(lays) != list(range(pos, pos + len(lays))):
+            return set()
+        node = s
+        if s.kind == SCUT and s.alloc is None:
+            try:
+                node = Node(SCUT, -1, s.children, s.sb,
+                            an.allocation(s, instance.n_tiles, (0,)))
+            except Infeasible:
+                return set()
+        k = index.get((pos, pos + len(lays), node))
+        if k is None:
+            return set()
+        out.add(k)
+        pos += len(lays)
+    return out if pos == len(instance.workload) else set()
+
+
+# ---------------------------------------------------------------------------------------
+# the two backends: min Σ w·x over column paths, with optional ≤ constraints
+
+
+class _Backend:
+    """Solves ``min Σ obj_c x_c`` over 0→L column paths subject to ``Σ a_c x_c ≤ rhs``."""
+
+    name = ""
+
+    def __init__(self, cols: Sequence[Column], L: int, options: SolveOptions,
+                 hints: set[int]):
+        self.cols, self.L, self.options, self.hints = cols, L, options, hints
+
+    def solve(self, obj: Sequence[int], limits: Sequence[tuple[Sequence[int], int]],
+              time_limit: float | None) -> tuple[Status, list[int] | None, float | None]:
+        raise NotImplementedError
+
+
+class _CpSat(_Backend):
+    name = "cpsat"
+
+    def solve(self, obj, limits, time_limit):
+        m = cp_model.CpModel()
+        x = [m.new_bool_var(f"x{k}") for k in range(len(self.cols))]
+        self._flow(m, x)
+        for coef, rhs in limits:
+            m.add(sum(c * v for c, v in zip(coef, x, strict=True) if c) <= rhs)
+        m.minimize(sum(c * v for c, v in zip(obj, x, strict=True) if c))
+        hints = {x[k]: int(k in self.hints) for k in range(len(x))} if self.hints else None
+        opts = self.options.replace(time_limit=time_limit)
+        out, solver = solve_cpsat(m, opts, hints)
+        sel = [k for k in range(len(x)) if solver.value(x[k])] if out.has_solution else None
+        return out.status, sel, out.bound
+
+    def _flow(self, m: cp_model.CpModel, x: list[Any]) -> None:
+        out_of: list[list[int]] = [[] for _ in range(self.L + 1)]
+        into: list[list[int]] = [[] for _ in range(self.L + 1)]
+        for k, c in enumerate(self.cols):
+            out_of[c.i].append(k)
+            into[c.j].append(k)
+        for t in range(self.L + 1):
+            rhs = (1 if t == 0 else 0) - (1 if t == self.L else 0)
+            m.add(sum(x[k] for k in out_of[t]) - sum(x[k] for k in into[t]) == rhs)
+
+
+class _Milp(_Backend):
+    name = "milp"
+
+    def solve(self, obj, limits, time_limit):
+        cols, L = self.cols, self.L
+        M = pyo.ConcreteModel()
+        M.K = pyo.RangeSet(0, len(cols) - 1)
+        M.x = pyo.Var(M.K, domain=pyo.Binary)
+        out_of: list[list[int]] = [[] for _ in range(L + 1)]
+        into: list[list[int]] = [[] for _ in range(L + 1)]
+        for k, c in enumerate(cols):
+            out_of[c.i].append(k)
+            into[c.j].append(k)
+
+        def flow(M, t):
+            rhs = (1 if t == 0 else 0) - (1 if t == L else 0)
+            return sum(M.x[k] for k in out_of[t]) - sum(M.x[k] for k in into[t]) == rhs
+
+        M.flow = pyo.Constraint(pyo.RangeSet(0, L), rule=flow)
+        M.limits = pyo.ConstraintList()
+        for coef, rhs in limits:
+            M.limits.add(sum(float(c) * M.x[k] for k, c in enumerate(coef) if c) <= float(rhs))
+        M.obj = pyo.Objective(expr=sum(float(c) * M.x[k] for k, c in enumerate(obj) if c),
+                              sense=pyo.minimize)
+        if self.hints:
+            for k in M.K:
+                M.x[k].value = 1.0 if k in self.hints else 0.0
+        opts = self.options.replace(time_limit=time_limit)
+        # integer coefficients up to SCALE: HiGHS's default integrality tolerance (1e-6)
+        # would let the ε-constraint slip by up to 1e-6·SCALE units; tighten it
+        extra = HIGHS_TOLERANCES if opts.milp_solver == "highs" else None
+        out = solve_pyomo(M, opts, warm_start=bool(self.hints), solver_options=extra)
+        sel = [k for k in M.K if (pyo.value(M.x[k]) or 0) > 0.5] if out.has_solution else None
+        return out.status, sel, out.bound
+
+
+# ---------------------------------------------------------------------------------------
+# the method
+
+
+def _remaining(deadline: float | None) -> float | None:
+    if deadline is None:
+        return None
+    return max(1e-3, deadline - time.perf_counter())
+
+
+def epsilon_front(backend: _Backend, d_int: Sequence[int], e_int: Sequence[int],
+                  deadline: float | None
+                  ) -> tuple[list[tuple[int, int, list[int]]], bool, float, float]:
+    """The ε-constraint sweep (Haimes et al.): from the latency-optimal end, alternately
+    min latency s.t. energy ≤ ε and min energy s.t. latency ≤ that latency, with ε
+    stepping one unit below each point's energy, until infeasible.
+
+    Returns the integer front [(latency, energy, columns)] ordered by latency, whether
+    it is complete, and lower bounds on the smallest latency and energy (the ideal
+    point, a valid bound for any E^n·D^m when the sweep is cut short)."""
+    st, sel, bnd = backend.solve(e_int, [], _remaining(deadline))
+    e_lb = float(sum(e_int[k] for k in sel)) if st is Status.OPTIMAL and sel else \
+        max(0.0, bnd or 0.0)
+    front: list[tuple[int, int, list[int]]] = []
+    d_lb = 0.0
+    eps: int | None = None
+    while True:
+        lim = [] if eps is None else [(e_int, eps)]
+        st, sel, bnd = backend.solve(d_int, lim, _remaining(deadline))
+        if eps is None:
+            d_lb = float(sum(d_int[k] for k in sel)) if st is Status.OPTIMAL and sel else \
+                max(0.0, bnd or 0.0)
+        if st is Status.INFEASIBLE:
+            return front, True, d_lb, e_lb
+        if st is not Status.OPTIMAL or sel is None:
+            return front, False, d_lb, e_lb
+        dv = sum(d_int[k] for k in sel)
+        st, sel2, _ = backend.solve(e_int, [*lim, (d_int, dv)], _remaining(deadline))
+        if st is not Status.OPTIMAL or sel2 is None:
+            return front, False, d_lb, e_lb
+        ev = sum(e_int[k] for k in sel2)
+        front.append((sum(d_int[k] for k in sel2), ev, sel2))
+        eps = ev - 1
+
+
+def _exact(instance: Instance, options: SolveOptions, backend_cls: type[_Backend],
+           max_segment: int | None, prune: bool, max_columns: int) -> MethodOutput:
+    t0 = time.perf_counter()
+    deadline = None if options.time_limit is None else t0 + options.time_limit
+    try:
+        cols, stats = build_columns(instance, max_segment, max_columns, prune, deadline)
+    except TimeoutError:
+        return MethodOutput(Status.TIME_LIMIT, None, message="time limit while building the "
+                            "columns")
+    stats["build_s"] = time.perf_counter() - t0
+    L = len(instance.workload)
+    obj = instance.objective
+    d_int, ud = _scaled([c.time for c in cols])
+    e_int, ue = _scaled([c.energy for c in cols])
+    backend = backend_cls(cols, L, options, _hint_columns(instance, cols, options.warm_start))
+    stats["warm_start_columns"] = len(backend.hints)
+
+    def tree_of(sel: list[int]) -> Node:
+        return assemble([c.node for c in sorted((cols[k] for k in sel), key=lambda c: c.i)])
+
+    if obj.n == 0 or obj.m == 0:  # latency (E^0) or energy (D^0): one solve
+        coef = d_int if obj.n == 0 else e_int
+        unit = ud if obj.n == 0 else ue
+        st, sel, bnd = backend.solve(coef, [], _remaining(deadline))
+        stats["solve_s"] = time.perf_counter() - t0 - stats["build_s"]
+        if sel is None:
+            return MethodOutput(st, None, stats=stats)
+        tree = tree_of(sel)
+        v = instance.analyzer.objective(tree)
+        exp = obj.m if obj.n == 0 else obj.n
+        bound = None if bnd is None else (max(0.0, bnd) * unit) ** exp
+        if bound is not None:
+            bound = min(bound, v)  # exact ties: the floor can only lower the bound
+        return _capped(MethodOutput(st, Solution.of(instance, tree), v, bound, stats=stats))
+    front, complete, d_lb, e_lb = epsilon_front(backend, d_int, e_int, deadline)
+    stats["solve_s"] = time.perf_counter() - t0 - stats["build_s"]
+    if not front:
+        return MethodOutput(Status.TIME_LIMIT, None, stats=stats,
+                            message="no Pareto point found within the time limit")
+    pts = []
+    for dv, ev, sel in front:
+        tree = tree_of(sel)
+        tot = instance.analyzer.totals(tree)
+        pts.append((tot.latency, tot.energy.total, tree, dv, ev))
+    best = min(pts, key=lambda p: obj(p[1], p[0]))
+    stats["pareto_front"] = [{"latency_s": p[0], "energy_j": p[1],
+                              "tree": Solution.of(instance, p[2]).text} for p in pts]
+    stats["front_complete"] = complete
+    v = obj(best[1], best[0])
+    if complete:
+        bound = min(obj(ev * ue, dv * ud) for _, _, _, dv, ev in pts)
+        status = Status.OPTIMAL
+    else:
+        bound = obj(e_lb * ue, d_lb * ud)  # the ideal point: a valid lower bound
+        status = Status.TIME_LIMIT
+    return _capped(MethodOutput(status, Solution.of(instance, best[2]), v, min(bound, v),
+                                stats=stats))
+
+
+def _capped(out: MethodOutput) -> MethodOutput:
+    """A run over segments capped below the network's length proves nothing about the
+    whole segmented space: report it as feasible, without a bound."""
+    if not out.stats.get("capped"):
+        return out
+    st = Status.FEASIBLE if out.status is Status.OPTIMAL else out.status
+    return MethodOutput(st, out.solution, out.objective, None,
+                        f"segments capped at {out.stats['max_segment']} layers: optimal only "
+                        "within the cap", {**out.stats, "optimal_within_cap":
+                                           out.status is Status.OPTIMAL})
+
+
+@register("tile_groups", "cpsat", "exact",
+          "CP-SAT over the segmented space (column model; ε-constraint front for E^n·D^m)",
+          source="issue 4; ε-constraint (Haimes 1971)", space="segmented")
+def cpsat(instance: Instance, options: SolveOptions, *, max_segment: int | None = None,
+          prune: bool = True, max_columns: int = MAX_COLUMNS) -> MethodOutput:
+    """Exact optimum of the segmented space with CP-SAT (see the module docstring)."""
+    return _exact(instance, options, _CpSat, max_segment, prune, max_columns)
+
+
+@register("tile_groups", "milp", "exact",
+          "Pyomo MILP over the segmented space (column model; ε-constraint front)",
+          source="issue 4; ε-constraint (Haimes 1971)", space="segmented")
+def milp(instance: Instance, options: SolveOptions, *, max_segment: int | None = None,
+         prune: bool = True, max_columns: int = MAX_COLUMNS) -> MethodOutput:
+    """The same column model as :func:`cpsat`, written in Pyomo (HiGHS by default)."""
+    return _exact(instance, options, _Milp, max_segment, prune, max_columns)
+
+
+# ---------------------------------------------------------------------------------------
+# brute force
+
+
+def segmented_trees(instance: Instance) -> tuple[Iterator[Node], int]:
+    """Every tree of the segmented space (all segmentations × all segment options) and
+    their number."""
+    L, G, B = len(instance.workload), instance.n_tiles, instance.batch
+    count = [0] * (L + 1)
+    count[0] = 1
+    for j in range(1, L + 1):
+        count[j] = sum(count[i] * n_segment_options(j - i, B, G) for i in range(j))
+
+    def gen(j: int) -> Iterator[list[Node]]:
+        if j == 0:
+            yield []
+            return
+        for i in range(j):
+            opts = list(segment_options(range(i, j), B, G))
+            for head in gen(i):
+                for o in opts:
+                    yield [*head, o]
+
+    return (assemble(p) for p in gen(L)), count[L]
+
+
+def topological_orders(instance: Instance) -> list[tuple[int, ...]]:
+    """All topological orders of the network (for tiny networks)."""
+    preds = instance.workload.preds
+    n = len(preds)
+    out: list[tuple[int, ...]] = []
+
+    def rec(order: list[int], done: set[int]) -> None:
+        if len(order) == n:
+            out.append(tuple(order))
+            return
+        for v in range(n):
+            if v not in done and all(p in done for p in preds[v]):
+                order.append(v)
+                done.add(v)
+                rec(order, done)
+                order.pop()
+                done.discard(v)
+
+    rec([], set())
+    return out
+
+
+def _splits(n: int) -> Iterator[tuple[int, ...]]:
+    """Ways to cut n consecutive items into ≥ 2 non-empty blocks (block sizes)."""
+    for k in range(2, n + 1):
+        yield from compositions(n, k)
+
+
+class _FullSpace:
+    """The full tree space over a fixed leaf order: every shape, cut type, sub-batch
+    count and explicit S-cut allocation (tree rules of ``tree.py``)."""
+
+    def __init__(self, batch_divs: dict[int, list[int]]):
+        self.divs = batch_divs
+        self._memo: dict[tuple[tuple[int, ...], int, int], list[Node]] = {}
+        self._cmemo: dict[tuple[int, int, int], int] = {}
+
+    def nodes(self, seq: tuple[int, ...], batch: int, tiles: int) -> list[Node]:
+        key = (seq, batch, tiles)
+        got = self._memo.get(key)
+        if got is not None:
+            return got
+        out: list[Node] = []
+        if len(seq) == 1:
+            out.append(leaf(seq[0]))
+            out.extend(cut(TCUT, [leaf(seq[0])], d) for d in self.divs[batch] if d > 1)
+        else:
+            for d in self.divs[batch]:
+                cb = batch // d
+                for sizes in _splits(len(seq)):
+                    bounds = list(itertools.accumulate(sizes, initial=0))
+                    blocks = [seq[bounds[k]:bounds[k + 1]] for k in range(len(sizes))]
+                    for kids in itertools.product(*(self.nodes(b, cb, tiles) for b in blocks)):
+                        out.append(Node(TCUT, -1, kids, d))
+                    if len(blocks) <= tiles:
+                        for alloc in compositions(tiles, len(blocks)):
+                            lists = [self.nodes(b, cb, a) for b, a in zip(blocks, alloc,
+                                                                          strict=True)]
+                            for kids in itertools.product(*lists):
+                                out.append(Node(SCUT, -1, kids, d, alloc))
+        self._memo[key] = out
+        return out
+
+    def count(self, n: int, batch: int, tiles: int) -> int:
+        """How many nodes :meth:`nodes` yields for a block of n leaves (a DP over block
+        prefixes, not an enumeration)."""
+        key = (n, batch, tiles)
+        got = self._cmemo.get(key)
+        if got is not None:
+            return got
+        if n == 1:
+            c = len(self.divs[batch])
+        else:
+            c = 0
+            for d in self.divs[batch]:
+                cb = batch // d
+                # T: ordered splits of n into parts, product of the parts' counts
+                g = [1] + [0] * n
+                for m in range(1, n + 1):
+                    g[m] = sum(self.count(s, cb, tiles) * g[m - s] for s in range(1, m + 1)
+                               if s < n)
+                c += g[n]
+                # S: ordered splits of n leaves and of the tiles, one tile or more each
+                h = [[0] * (tiles + 1) for _ in range(n + 1)]
+                h[0][0] = 1
+                for m in range(1, n + 1):
+                    for t in range(1, tiles + 1):
+                        h[m][t] = sum(self.count(s, cb, a) * h[m - s][t - a]
+                                      for s in range(1, m + 1) if s < n
+                                      for a in range(1, t + 1))
+                c += h[n][tiles]
+        self._cmemo[key] = c
+        return c
+
+    def roots(self, seq: tuple[int, ...], batch: int, tiles: int) -> Iterator[Node]:
+        yield from self.nodes(seq, batch, tiles)
+        for d in self.divs[batch]:
+            for x in self.nodes(seq, batch // d, tiles):
+                if x.kind != LEAF:
+                    yield Node(TCUT, -1, (x,), d)
+
+    def count_roots(self, n: int, batch: int, tiles: int) -> int:
+        c = self.count(n, batch, tiles)
+        for d in self.divs[batch]:
+            c += self.count(n, batch // d, tiles) - (1 if n == 1 else 0)
+        return c
+
+
+#: The full-space oracle refuses networks with more layers than this.
+MAX_BRUTE_LAYERS = 8
+
+
+def full_space(instance: Instance) -> tuple[Iterator[Node], int]:
+    """Every tree of the full space (all topological orders) and their number."""
+    B, G = instance.batch, instance.n_tiles
+    if len(instance.workload) > MAX_BRUTE_LAYERS:
+        raise InputError(f"instance {instance.name!r}", f"too large for brute force "
+                         f"({len(instance.workload)} layers > {MAX_BRUTE_LAYERS})",
+                         "use an exact or heuristic method")
+    fs = _FullSpace({b: divisors(b) for b in divisors(B)})
+    orders = topological_orders(instance)
+    n = len(instance.workload)
+    total = len(orders) * fs.count_roots(n, B, G)
+
+    def gen() -> Iterator[Node]:
+        for order in orders:
+            yield from fs.roots(order, B, G)
+
+    return gen(), total
+
+
+def _brute(instance: Instance, trees: Iterator[Node], size: int, max_candidates: int,
+           what: str) -> MethodOutput:
+    an = instance.analyzer
+    t0 = time.perf_counter()
+    # enumerate_best compares with an absolute 1e-12 tolerance below 1, and E^n·D^m values
+    # are often ~1e-18: compare values relative to the first feasible one instead
+    ref: list[float] = []
+
+    def value(tree: Node) -> float | None:
+        v = an.try_objective(tree)
+        if v is None:
+            return None
+        if not ref:
+            ref.append(v if v > 0 else 1.0)
+        return v / ref[0]
+
+    res = enumerate_best(trees, value, size=size, max_candidates=max_candidates,
+                         what=f"instance {instance.name!r} ({what})")
+    stats = {"trees": size, "feasible": res.count, "ties": res.ties,
+             "wall_s": time.perf_counter() - t0}
+    if res.best is None:
+        return MethodOutput(Status.INFEASIBLE, None, stats=stats)
+    v = an.objective(res.best)
+    return MethodOutput(Status.OPTIMAL, Solution.of(instance, res.best), v, v, stats=stats)
+
+
+@register("tile_groups", "bruteforce-seg", "oracle",
+          "every tree of the segmented space, each evaluated by the analyzer",
+          source="issue 4", space="segmented")
+def bruteforce_seg(instance: Instance, options: SolveOptions, *,
+                   max_candidates: int = 200_000) -> MethodOutput:
+    """The oracle of :func:`cpsat` / :func:`milp`: no columns, no pruning, no solver."""
+    trees, n = segmented_trees(instance)
+    return _brute(instance, trees, n, max_candidates, "segmented space")
+
+
+@register("tile_groups", "bruteforce", "oracle",
+          "every tree of the full space (orders, shapes, S/T, sub-batches, allocations)",
+          source="seed 002 (the RA-tree space)", space="full tree space, all allocations")
+def bruteforce(instance: Instance, options: SolveOptions, *,
+               max_candidates: int = 200_000) -> MethodOutput:
+    """The full-space optimum for tiny networks and meshes: the SA's oracle."""
+    trees, n = full_space(instance)
+    return _brute(instance, trees, n, max_candidates, "full tree space")

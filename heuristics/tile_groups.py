@@ -1,0 +1,587 @@
+"""tile_groups heuristics: SET's simulated annealing over resource allocation trees
+(operators OP1–OP6), the layer-sequential (LS) and layer-pipelined (LP) baselines as
+Tangram-style dynamic programs over segment boundaries, and random search.
+
+Sources: seed 002 (``../shared/SEEDS.md`` §002, "Search") and the authors' public code
+(SET-ISCA2023 ``src/sa.cpp``: the temperature schedule, the acceptance rule, the
+operator weights, the restart from the best tree for the last 10 % of the rounds).
+Every tree is evaluated by the one analyzer, ``chipsched.problems.tile_groups``; its
+segment cache makes a move that changes one root child cost one segment evaluation.
+
+Spaces (``docs/tile_groups.md``): ``sa`` and ``random`` search the full tree space
+with SET's NPT tile allocation; ``ls`` and ``lp`` search the segmented LS and LP
+subspaces exactly up to their segment-length limit (Pareto DP).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chipsched.cost import divisors
+from chipsched.errors import InputError
+from chipsched.problems.tile_groups import (
+    LEAF,
+    SCUT,
+    TCUT,
+    Instance,
+    Node,
+    Solution,
+    Totals,
+    cut,
+    get,
+    leaf,
+    leaf_paths,
+    ls_tree,
+    normalize,
+    replace_at,
+)
+from chipsched.problems.tile_groups.model import Infeasible
+from chipsched.result import Status
+from chipsched.solvers import MethodOutput, SolveOptions, register
+
+#: SET's operator weights (sa.cpp: swap-front 10, swap-back 10, delete 20, add 20,
+#: batch down 20, batch up 20, move leaf 40): OP1 (swap) 20, OP2 (move) 40, others 20.
+OP_WEIGHTS = {"op1": 20, "op2": 40, "op3": 20, "op4": 20, "op5": 20, "op6": 20}
+
+SPACES = ("full", "ls", "lp")
+
+
+# ---------------------------------------------------------------------------------------
+# tree operators (SEEDS.md §002 "Search"; SET sa.cpp)
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """What the operators need to know about the instance (``memo``: traversals of the
+    current tree, reused by the operators' tries on it)."""
+
+    edges: frozenset[tuple[int, int]]
+    batch: int
+    space: str
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+def _leaves(tree: Node, ctx: _Ctx) -> list[tuple[tuple[int, ...], int]]:
+    """leaf_paths(tree), computed once per tree while the operators try moves on it."""
+    memo = ctx.memo
+    if memo.get("lp_tree") is not tree:
+        memo["lp_tree"], memo["lp"] = tree, leaf_paths(tree)
+    return memo["lp"]
+
+
+def _cuts_with_batch(tree: Node, batch: int, ctx: _Ctx | None = None
+                     ) -> list[tuple[tuple[int, ...], Node, int]]:
+    """(path, cut, batch of the cut) for every cut, pre-order (memoized per tree in
+    ``ctx``)."""
+    memo = ctx.memo if ctx is not None else {}
+    if memo.get("cuts_tree") is tree and memo.get("cuts_batch") == batch:
+        return memo["cuts"]
+    out: list[tuple[tuple[int, ...], Node, int]] = []
+
+    def rec(n: Node, b: int, path: tuple[int, ...]) -> None:
+        if n.kind == LEAF:
+            return
+        out.append((path, n, b))
+        for i, c in enumerate(n.children):
+            rec(c, b // n.sb, path + (i,))
+
+    rec(tree, batch, ())
+    memo["cuts_tree"], memo["cuts_batch"], memo["cuts"] = tree, batch, out
+    return out
+
+
+def _fits(node: Node, batch: int) -> bool:
+    """Every cut below (and at) ``node`` divides its batch."""
+    if node.kind == LEAF:
+        return True
+    if batch % node.sb:
+        return False
+    return all(_fits(c, batch // node.sb) for c in node.children)
+
+
+def _rebuilt(kind: str, kids: Sequence[Node], sb: int, is_root: bool) -> Node | None:
+    """A cut with new children in the tree space, or ``None``: a non-root cut left
+    with one child must wrap a leaf (it becomes ``T(sb)[leaf]`` or the leaf)."""
+    if not kids:
+        return None
+    if len(kids) == 1:
+        if kids[0].kind != LEAF:
+            return cut(TCUT, kids, sb) if is_root else None
+        if sb == 1:
+            return kids[0]
+        return cut(TCUT, kids, sb)
+    return Node(kind, -1, tuple(kids), sb, None)
+
+
+def op1_swap(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
+    """OP1: swap two adjacent leaves (in-order) that have no dependency. Adjacent in a
+    topological order, they can only depend directly, so the edge check suffices."""
+    lp = _leaves(tree, ctx)
+    if len(lp) < 2:
+        return None
+    i = rng.randrange(len(lp) - 1)
+    (pa, la), (pb, lb) = lp[i], lp[i + 1]
+    if (la, lb) in ctx.edges:
+        return None
+    return replace_at(replace_at(tree, pa, leaf(lb)), pb, leaf(la))
+
+
+def op2_move(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
+    """OP2: move a leaf into the adjacent sibling cut before/after it, or out of its
+    parent into the grandparent (before the parent if it is the first child, after it
+    if the last), so the leaves keep their order (SET sa.cpp case 6)."""
+    lp = _leaves(tree, ctx)
+    path, _ = lp[rng.randrange(len(lp))]
+    if not path:
+        return None
+    pp, j = path[:-1], path[-1]
+    parent = get(tree, pp)
+    me = parent.children[j]
+    opts = []
+    if j > 0 and parent.children[j - 1].kind != LEAF:
+        opts.append("before")
+    if j + 1 < len(parent.children) and parent.children[j + 1].kind != LEAF:
+        opts.append("after")
+    if pp and (j == 0 or j == len(parent.children) - 1):
+        opts.append("out")
+    if not opts:
+        return None
+    choice = rng.choice(opts)
+    if choice in ("before", "after"):
+        k = j - 1 if choice == "before" else j + 1
+        tgt = parent.children[k]
+        kids = tgt.children + (me,) if choice == "before" else (me,) + tgt.children
+        kind = {"ls": TCUT, "lp": SCUT}.get(ctx.space, tgt.kind)
+        new_t = _rebuilt(kind, kids, tgt.sb, False)
+        rest = list(parent.children)
+        rest[k] = new_t
+        del rest[j]
+        new_p = _rebuilt(parent.kind, rest, parent.sb, not pp)
+        if new_p is None or new_t is None:
+            return None
+        return replace_at(tree, pp, new_p)
+    # out: into the grandparent next to the parent
+    gp, pj = pp[:-1], pp[-1]
+    grand = get(tree, gp)
+    rest = [c for i, c in enumerate(parent.children) if i != j]
+    new_p = _rebuilt(parent.kind, rest, parent.sb, False)
+    if new_p is None:
+        return None
+    kids = list(grand.children)
+    kids[pj:pj + 1] = [me, new_p] if j == 0 else [new_p, me]
+    new_g = _rebuilt(grand.kind, kids, grand.sb, not gp)
+    if new_g is None:
+        return None
+    return replace_at(tree, gp, new_g)
+
+
+def op3_group(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
+    """OP3: pick a cut and group a random run of consecutive children into a new cut of
+    random type and random sub-batch count (a divisor of the children's batch that the
+    grouped children's own sub-batch counts still divide). A run of one leaf becomes
+    ``T(sb)[leaf]``; the whole child list may be grouped only at the root."""
+    cuts = _cuts_with_batch(tree, ctx.batch, ctx)
+    if ctx.space != "full":
+        cuts = [c for c in cuts if not c[0]]
+    if not cuts:
+        return None
+    path, node, b = cuts[rng.randrange(len(cuts))]
+    n = len(node.children)
+    max_len = n if not path else n - 1
+    if max_len < 1:
+        return None
+    k = rng.randint(1, max_len)
+    i = rng.randint(0, n - k)
+    run = node.children[i:i + k]
+    if ctx.space != "full" and any(c.kind != LEAF for c in run):
+        return None
+    cb = b // node.sb
+    if k == 1:
+        if run[0].kind != LEAF:
+            return None
+        kind = TCUT
+        ds = [d for d in divisors(cb) if d > 1]
+    else:
+        kind = {"ls": TCUT, "lp": SCUT}.get(ctx.space) or rng.choice((SCUT, TCUT))
+        ds = [d for d in divisors(cb) if all(_fits(c, cb // d) for c in run)]
+    if not ds:
+        return None
+    new = Node(kind, -1, tuple(run), rng.choice(ds), None)
+    kids = node.children[:i] + (new,) + node.children[i + k:]
+    return replace_at(tree, path, Node(node.kind, -1, kids, node.sb, None))
+
+
+def op4_delete(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
+    """OP4: delete a non-root cut, giving its children to its parent in its place (their
+    batch grows by the deleted cut's sub-batch count; their own counts still divide)."""
+    cuts = [c for c in _cuts_with_batch(tree, ctx.batch, ctx) if c[0]]
+    if not cuts:
+        return None
+    path, node, _ = cuts[rng.randrange(len(cuts))]
+    pp, j = path[:-1], path[-1]
+    parent = get(tree, pp)
+    kids = parent.children[:j] + node.children + parent.children[j + 1:]
+    new_p = _rebuilt(parent.kind, kids, parent.sb, not pp)
+    if new_p is None:
+        return None
+    return replace_at(tree, pp, new_p)
+
+
+def _resb(tree: Node, rng: random.Random, ctx: _Ctx, up: bool) -> Node | None:
+    cuts = _cuts_with_batch(tree, ctx.batch, ctx)
+    if not cuts:
+        return None
+    path, node, b = cuts[rng.randrange(len(cuts))]
+    ds = [d for d in divisors(b) if (d > node.sb if up else d < node.sb)]
+    ds = [d for d in ds if all(_fits(c, b // d) for c in node.children)]
+    if not ds:
+        return None
+    d = min(ds) if up else max(ds)  # the next step, like SET's ×2 / ÷2
+    new = normalize(Node(node.kind, -1, node.children, d, node.alloc))
+    if new.kind == LEAF and not path and len(_leaves(tree, ctx)) > 1:
+        return None
+    return replace_at(tree, path, new)
+
+
+def op5_more_sub_batches(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
+    """OP5: increase a cut's sub-batch count (its children's batch shrinks)."""
+    return _resb(tree, rng, ctx, True)
+
+
+def op6_fewer_sub_batches(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
+    """OP6: decrease a cut's sub-batch count (its children's batch grows)."""
+    return _resb(tree, rng, ctx, False)
+
+
+OPERATORS: dict[str, Callable[[Node, random.Random, _Ctx], Node | None]] = {
+    "op1": op1_swap, "op2": op2_move, "op3": op3_group, "op4": op4_delete,
+    "op5": op5_more_sub_batches, "op6": op6_fewer_sub_batches,
+}
+
+
+def mutate(tree: Node, rng: random.Random, ctx: _Ctx, weights: dict[str, float],
+           tries: int = 200) -> tuple[Node, str] | None:
+    """One random operator application (drawn by ``weights``) that changes the tree;
+    up to ``tries`` draws, ``None`` if none applies."""
+    names = [k for k, w in weights.items() if w > 0]
+    ws = [weights[k] for k in names]
+    for _ in range(tries):
+        name = rng.choices(names, ws)[0]
+        new = OPERATORS[name](tree, rng, ctx)
+        if new is not None and new != tree:
+            return new, name
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# simulated annealing
+
+
+def temperature(x: float, t0: float, alpha: float) -> float:
+    """SET's schedule at progress x ∈ [0, 1]: T0·(1−x)/(1+α·x) — T0 at the start, exactly
+    0 at the end (sa.cpp ``sa_accept``; SEEDS.md §002)."""
+    return t0 * (1.0 - x) / (1.0 + alpha * x)
+
+
+def accept(cur: float, new: float, temp: float, rng: random.Random) -> bool:
+    """Metropolis rule on the relative cost change: always accept a tree that is not
+    worse; a worse one with probability exp(−((new − cur)/cur)/T) (sa.cpp)."""
+    if new <= cur:
+        return True
+    if temp <= 0 or cur <= 0:
+        return False
+    return rng.random() < math.exp(-((new - cur) / cur) / temp)
+
+
+def initial_tree(instance: Instance) -> tuple[Node, float]:
+    """SET's start: all leaves under a root T cut in topological order (layer-sequential);
+    of the root sub-batch counts that fit the buffers, the one with the best objective."""
+    an = instance.analyzer
+    best: tuple[Node, float] | None = None
+    for sb in divisors(instance.batch):
+        t = ls_tree(len(instance.workload), sb)
+        v = an.try_objective(t)
+        if v is not None and (best is None or v < best[1]):
+            best = (t, v)
+    if best is None:
+        raise InputError(f"network {instance.workload.name!r}",
+                         "no layer-sequential tree fits the buffers", "use a larger chip")
+    return best
+
+
+def _progress(enabled: bool, total: int, what: str) -> Any:
+    if not enabled:
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    p = Progress(TextColumn("{task.description}"), BarColumn(),
+                 TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                 console=Console(stderr=True), transient=True)
+    return p
+
+
+def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
+           iterations: int, t0: float, alpha: float, restart_frac: float,
+           weights: dict[str, float], space: str, greedy_random: bool = False,
+           progress: bool = False, time_limit: float | None = None,
+           label: str = "sa") -> tuple[Node, float, dict[str, Any]]:
+    """The SA loop (SET sa.cpp ``SA_search``): mutate, evaluate (invalid trees are
+    dropped), accept by :func:`accept` at :func:`temperature`, keep the best, switch to
+    the best tree at ``restart_frac`` of the rounds. ``greedy_random=True`` accepts every
+    valid tree (random search)."""
+    an = instance.analyzer
+    ctx = _Ctx(frozenset((s, d) for s, d, _ in instance.workload.edges), instance.batch, space)
+    w = dict(weights)
+    if instance.batch == 1:
+        w["op5"] = w["op6"] = 0
+    cur, cur_v = start
+    best, best_v = start
+    valid = accepted = improved = 0
+    per_op = {k: [0, 0] for k in OPERATORS}
+    t_start = time.perf_counter()
+    bar = _progress(progress and iterations >= 200, iterations, label)
+    task = None
+    if bar is not None:
+        bar.start()
+        task = bar.add_task(f"{label} {instance.name}", total=iterations)
+    step = max(1, iterations // 100)
+    rounds = 0
+    try:
+        for r in range(iterations):
+            rounds = r + 1
+            if bar is not None and r % step == 0:
+                bar.update(task, completed=r)
+            if time_limit is not None and time.perf_counter() - t_start > time_limit:
+                break
+            if not greedy_random and r == int(restart_frac * iterations):
+                cur, cur_v = best, best_v
+            m = mutate(cur, rng, ctx, w)
+            if m is None:
+                continue
+            new, op = m
+            v = an.try_objective(new)
+            if v is None:
+                continue
+            valid += 1
+            per_op[op][0] += 1
+            if v < best_v:
+                best, best_v = new, v
+                improved += 1
+            temp = math.inf if greedy_random else temperature(r / iterations, t0, alpha)
+            if greedy_random or accept(cur_v, v, temp, rng):
+                cur, cur_v = new, v
+                accepted += 1
+                per_op[op][1] += 1
+    finally:
+        if bar is not None:
+            bar.stop()
+    wall = time.perf_counter() - t_start
+    stats = {"iterations": rounds, "valid": valid, "accepted": accepted, "improved": improved,
+             "per_op_valid_accepted": per_op, "start_objective": start[1],
+             "iterations_per_s": rounds / wall if wall > 0 else None, "loop_s": wall,
+             "segment_cache": len(an._seg)}
+    return best, best_v, stats
+
+
+def _start(instance: Instance, options: SolveOptions, start: str = "ls"
+           ) -> tuple[Node, float]:
+    """The SA's first tree: ``options.warm_start`` if given; else ``start='ls'`` (SET's
+    layer-sequential start, :func:`initial_tree`) or ``start='dp'`` (the better of the
+    LS and LP dynamic programs — SET's commented-out "SA-min" start)."""
+    ws = options.warm_start
+    if ws is not None:
+        tree = ws.tree if isinstance(ws, Solution) else ws
+        v = instance.analyzer.try_objective(tree)
+        if v is None:
+            raise InputError("warm_start", "the given tree cannot run on this instance")
+        return tree, v
+    if start == "ls":
+        return initial_tree(instance)
+    if start == "dp":
+        outs = [_dp_method(instance, m, 16 if m == "ls" else 12, 64) for m in ("ls", "lp")]
+        best = min(outs, key=lambda o: o.objective)
+        return best.solution.tree, best.objective
+    raise InputError("start", f"unknown start {start!r}", "use 'ls' or 'dp'")
+
+
+@register("tile_groups", "sa", "heuristic",
+          "SET simulated annealing over RA trees (OP1-OP6, T0=0.07, α=8, β=100)",
+          source="seed 002 (SET, ISCA 2023); SET-ISCA2023 sa.cpp", randomized=True,
+          space="full tree space, NPT tile allocation")
+def sa(instance: Instance, options: SolveOptions, *, beta: float = 100, t0: float = 0.07,
+       alpha: float = 8, iterations: int | None = None, restart_frac: float = 0.9,
+       space: str = "full", weights: dict[str, float] | None = None,
+       start: str = "ls") -> MethodOutput:
+    """SET's SA: ``iterations`` (default β × layers) rounds from the LS start (``start=
+    'dp'``: from the better LS/LP DP tree; ``options.warm_start`` overrides both);
+    ``space`` 'full' (default), or 'ls'/'lp' to search only trees whose root children
+    are T cuts / S cuts of leaves (the authors' LS-only and LP-only searches). Never
+    returns a tree worse than its start."""
+    if space not in SPACES:
+        raise InputError("space", f"unknown space {space!r}", f"use one of {', '.join(SPACES)}")
+    n = iterations if iterations is not None else int(round(beta * len(instance.workload)))
+    rng = random.Random(options.seed)
+    start = _start(instance, options, start)
+    best, v, stats = anneal(instance, rng, start=start, iterations=max(0, n), t0=t0,
+                            alpha=alpha, restart_frac=restart_frac,
+                            weights=weights or OP_WEIGHTS, space=space,
+                            progress=options.progress, time_limit=options.time_limit,
+                            label="SA")
+    return MethodOutput(Status.FEASIBLE, Solution.of(instance, best), v, stats=stats)
+
+
+@register("tile_groups", "random", "baseline",
+          "random search: a random walk of OP1-OP6 moves (β × layers), keeping the best",
+          source="seed 002 (SET: random search over RA trees)", randomized=True,
+          space="full tree space, NPT tile allocation")
+def random_search(instance: Instance, options: SolveOptions, *, beta: float = 100,
+                  iterations: int | None = None, space: str = "full") -> MethodOutput:
+    """Every valid random move is taken; the best tree seen is returned."""
+    n = iterations if iterations is not None else int(round(beta * len(instance.workload)))
+    rng = random.Random(options.seed)
+    start = _start(instance, options)
+    best, v, stats = anneal(instance, rng, start=start, iterations=max(0, n), t0=0, alpha=0,
+                            restart_frac=1.0, weights=OP_WEIGHTS, space=space,
+                            greedy_random=True, progress=options.progress,
+                            time_limit=options.time_limit, label="random")
+    return MethodOutput(Status.FEASIBLE, Solution.of(instance, best), v, stats=stats)
+
+
+# ---------------------------------------------------------------------------------------
+# LS and LP: Tangram-style DP over segment boundaries
+
+
+def segment_node(layers: Sequence[int], sb: int, mode: str) -> Node:
+    """The segment of consecutive ``layers`` with ``sb`` sub-batches: LS = a T cut (all
+    tiles, layer after layer), LP = an S cut (NPT allocation); one layer = the leaf or
+    ``T(sb)[leaf]``."""
+    kids = [leaf(i) for i in layers]
+    if len(kids) == 1:
+        return kids[0] if sb == 1 else cut(TCUT, kids, sb)
+    return cut(TCUT if mode == "ls" else SCUT, kids, sb)
+
+
+def assemble(segments: Sequence[Node]) -> Node:
+    """The tree of a segmentation: a root T(1) cut over the segments."""
+    if len(segments) == 1 and segments[0].kind == LEAF:
+        return segments[0]
+    return cut(TCUT, segments, 1)
+
+
+def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node]],
+              max_segment: int, max_front: int = 64,
+              monotone_break: bool = False) -> tuple[Node, float, dict[str, Any]]:
+    """Best segmentation of the network's layer order into consecutive segments, each
+    one of ``options_of(i, j)`` (layers i..j-1), under the instance objective.
+
+    Latency and energy add up over segments and E^n·D^m grows with both, so keeping,
+    for every prefix, the (latency, energy) Pareto front of partial segmentations is
+    exact; fronts are thinned to ``max_front`` points (evenly over latency, extremes
+    kept) — exact whenever no front grows past that (reported in the stats)."""
+    an = instance.analyzer
+    obj = instance.objective
+    L = len(instance.workload)
+    B = instance.batch
+    # front[j]: list of (latency, energy, i, k, node)
+    front: list[list[tuple[float, float, int, int, Node | None]]] = [[] for _ in range(L + 1)]
+    front[0] = [(0.0, 0.0, -1, -1, None)]
+    evals = thinned = 0
+    scalar = obj.n == 0 or obj.m == 0
+    for j in range(1, L + 1):
+        cands: list[tuple[float, float, int, int, Node | None]] = []
+        for i in range(j - 1, max(0, j - max_segment) - 1, -1):
+            if not front[i]:
+                continue
+            any_ok = False
+            for node in options_of(i, j):
+                evals += 1
+                try:
+                    c = an.segment(node, B, (0,))
+                except Infeasible:
+                    continue
+                any_ok = True
+                for k, (d, e, *_rest) in enumerate(front[i]):
+                    cands.append((d + c.time, e + c.energy, i, k, node))
+            if monotone_break and not any_ok and j - i > 1:
+                break
+        cands.sort(key=lambda t: (t[0], t[1]))
+        kept: list[tuple[float, float, int, int, Node | None]] = []
+        for cnd in cands:
+            if not kept or cnd[1] < kept[-1][1]:
+                kept.append(cnd)
+        if scalar:
+            kept = [min(kept, key=lambda t: obj(t[1], t[0]))] if kept else []
+        elif len(kept) > max_front:
+            thinned += 1
+            idx = sorted({round(x * (len(kept) - 1) / (max_front - 1)) for x in range(max_front)})
+            kept = [kept[x] for x in idx]
+        front[j] = kept
+    if not front[L]:
+        raise InputError(f"network {instance.workload.name!r}", "no segmentation fits the "
+                         "buffers", "raise max_segment or use a larger chip")
+    best = min(range(len(front[L])), key=lambda k: obj(front[L][k][1], front[L][k][0]))
+    segs: list[Node] = []
+    j, k = L, best
+    while j > 0:
+        _, _, i, kk, node = front[j][k]
+        segs.append(node)  # type: ignore[arg-type]
+        j, k = i, kk
+    tree = assemble(segs[::-1])
+    tot: Totals = an.totals(tree)
+    v = obj(tot.energy.total, tot.latency)
+    return tree, v, {"segment_evaluations": evals, "segments": len(segs),
+                     "final_front": len(front[L]), "fronts_thinned": thinned}
+
+
+def _dp_method(instance: Instance, mode: str, max_segment: int, max_front: int
+               ) -> MethodOutput:
+    sbs = divisors(instance.batch)
+    layers = range(len(instance.workload))
+
+    def options_of(i: int, j: int) -> list[Node]:
+        return [segment_node(layers[i:j], sb, mode) for sb in sbs]
+
+    tree, v, stats = pareto_dp(instance, options_of, max_segment, max_front,
+                               monotone_break=(mode == "ls"))
+    return MethodOutput(Status.FEASIBLE, Solution.of(instance, tree), v, stats=stats)
+
+
+@register("tile_groups", "ls", "baseline",
+          "best layer-sequential scheme: DP over segments, each a T cut on all tiles",
+          source="seed 002 (LS in the RA-tree notation); Tangram-style DP",
+          space="LS segments of the network order")
+def ls(instance: Instance, options: SolveOptions, *, max_segment: int = 16,
+       max_front: int = 64) -> MethodOutput:
+    """Segments of at most ``max_segment`` consecutive layers, each T(sb)[…] with sb a
+    divisor of the batch. Lengthening a segment never frees a tile's buffer, so the
+    scan stops at the first length where no sb fits."""
+    return _dp_method(instance, "ls", max_segment, max_front)
+
+
+@register("tile_groups", "lp", "baseline",
+          "best layer-pipelined scheme: DP over segments, each an S cut (NPT allocation)",
+          source="seed 002 (LP in the RA-tree notation); Tangram-style DP",
+          space="LP segments of the network order, NPT tile allocation")
+def lp(instance: Instance, options: SolveOptions, *, max_segment: int = 12,
+       max_front: int = 64) -> MethodOutput:
+    """Segments of at most ``max_segment`` consecutive layers, each S(sb)[…] pipelining
+    its layers over tile groups sized by the optimal NPT allocation."""
+    return _dp_method(instance, "lp", max_segment, max_front)
+
+
+@register("tile_groups", "given", "baseline",
+          "evaluate the tree given with the instance (a .tree file)",
+          source="chipsched")
+def given(instance: Instance, options: SolveOptions) -> MethodOutput:
+    """The tree of a ``.tree`` instance file, evaluated as is."""
+    if instance.given is None:
+        raise InputError("instance", "has no given tree",
+                         "pass a .tree file (network: NAME, tree: T(1)[ … ]) with -i")
+    v = instance.analyzer.objective(instance.given)
+    return MethodOutput(Status.FEASIBLE, Solution.of(instance, instance.given), v)

@@ -1,0 +1,299 @@
+"""tile_groups methods: exact models agree, oracles bound heuristics, every method is
+consistent with the evaluator through ``chipsched.solve``, the CLI works."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import given, settings
+from typer.testing import CliRunner
+
+import chipsched
+from chipsched.api import registry
+from chipsched.cli import app
+from chipsched.cost import divisors
+from chipsched.errors import InputError
+from chipsched.formulations import tile_groups as F
+from chipsched.heuristics import tile_groups as H
+from chipsched.instances.chips import get_chip
+from chipsched.instances.tile_groups import make_instance, write_tree_file
+from chipsched.problems.tile_groups import Instance, Solution, ls_tree
+from chipsched.result import Status
+from chipsched.solvers import SolveOptions
+from chipsched.workload import Layer, OpKind, Workload
+
+OPTS = SolveOptions(threads=1)
+
+
+def _net(draw, n: int) -> Workload:
+    layers, edges = [], []
+    for i in range(n):
+        kind = draw(st.sampled_from([OpKind.CONV, OpKind.FC]))
+        k = draw(st.sampled_from([8, 32, 128]))
+        c = draw(st.sampled_from([8, 64]))
+        h = draw(st.sampled_from([1, 4, 8])) if kind is OpKind.CONV else 1
+        r = 3 if kind is OpKind.CONV else 1
+        layers.append(Layer(f"l{i}", kind, K=k, C=c, H=h, W=h, R=r, S=r,
+                            in_elems=c * h * h, weight_elems=k * c * r * r))
+    for d in range(1, n):
+        for s in range(d):
+            if s == d - 1 or draw(st.booleans()):
+                edges.append((s, d, min(layers[s].out_elems, layers[d].in_elems)))
+    return Workload("rand", tuple(layers), tuple(edges))
+
+
+@st.composite
+def tiny_instances(draw, max_layers: int = 3) -> Instance:
+    n = draw(st.integers(1, max_layers))
+    chip = draw(st.sampled_from(["tiled-1x2", "tiled-2x2", "tiled-1x3"]))
+    return Instance(_net(draw, n), get_chip(chip), batch=draw(st.sampled_from([1, 2, 4])),
+                    objective=draw(st.sampled_from(["latency", "energy", "e2d", "ed2", "edp"])))
+
+
+def _close(a: float, b: float, rel: float = 1e-6) -> bool:
+    return abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+@settings(max_examples=12, derandomize=True)
+@given(tiny_instances())
+def test_exact_models_agree_and_brute_force_bounds_them(inst):
+    cp = F.cpsat(inst, OPTS)
+    mi = F.milp(inst, OPTS)
+    bs = F.bruteforce_seg(inst, OPTS)
+    bf = F.bruteforce(inst, OPTS)
+    assert cp.status is mi.status is bs.status is bf.status is Status.OPTIMAL
+    assert _close(cp.objective, mi.objective) and _close(cp.objective, bs.objective)
+    # the full space contains the segmented one
+    assert bf.objective <= bs.objective * (1 + 1e-9)
+    # every reported number is the analyzer's
+    for out in (cp, mi, bs, bf):
+        assert _close(out.objective, inst.analyzer.objective(out.solution.tree), 1e-9)
+        assert out.bound <= out.objective * (1 + 1e-9)
+    # SA never beats the full-space optimum and never ends worse than its start
+    sa = H.sa(inst, SolveOptions(seed=3), beta=30)
+    assert sa.objective >= bf.objective * (1 - 1e-9)
+    assert sa.objective <= sa.stats["start_objective"]
+
+
+@pytest.mark.parametrize("objective", ["latency", "energy", "e2d"])
+def test_exact_models_agree_on_a_seven_layer_dag(objective):
+    """tiny (7 layers, a residual branch) on 2×2 tiles, batch 2: 17,154 segmented trees."""
+    inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=2,
+                    objective=objective)
+    bs = F.bruteforce_seg(inst, OPTS)
+    assert bs.stats["trees"] == 17154
+    for m in (F.cpsat, F.milp):
+        out = m(inst, OPTS)
+        assert out.status is Status.OPTIMAL and _close(out.objective, bs.objective)
+
+
+def test_four_layer_dag_oracles():
+    w = Workload("dag4", tuple(Layer(f"l{i}", OpKind.CONV, K=16, C=16, H=8, W=8, R=3, S=3,
+                                     in_elems=1024, weight_elems=2304) for i in range(4)),
+                 ((0, 1, 1024), (0, 2, 1024), (1, 3, 1024), (2, 3, 1024)))
+    inst = Instance(w, get_chip("tiled-2x2"), batch=2, objective="e2d")
+    assert len(F.topological_orders(inst)) == 2
+    trees, n = F.full_space(inst)
+    assert n == sum(1 for _ in trees)  # the count matches the enumeration
+    bf = F.bruteforce(inst, OPTS)
+    cp = F.cpsat(inst, OPTS)
+    assert bf.objective <= cp.objective * (1 + 1e-9)
+    for seed in range(3):
+        sa = H.sa(inst, SolveOptions(seed=seed))
+        assert bf.objective * (1 - 1e-9) <= sa.objective <= sa.stats["start_objective"]
+
+
+def test_pareto_front_is_non_dominated_and_spans_the_extremes():
+    inst = Instance(chipsched.get_network("tiny-chain"), get_chip("tiled-2x3"), batch=4,
+                    objective="e2d")
+    out = F.cpsat(inst, OPTS)
+    front = [(p["latency_s"], p["energy_j"]) for p in out.stats["pareto_front"]]
+    assert len(front) >= 5 and out.stats["front_complete"]
+    assert out.objective == pytest.approx(min(e * e * d for d, e in front), rel=1e-12)
+    assert all(a[0] < b[0] and a[1] > b[1] for a, b in zip(front, front[1:], strict=False))
+    lat = F.cpsat(Instance(inst.workload, inst.hardware, 4, "latency"), OPTS)
+    en = F.milp(Instance(inst.workload, inst.hardware, 4, "energy"), OPTS)
+    assert _close(front[0][0], lat.objective) and _close(front[-1][1], en.objective)
+    mfront = [(p["latency_s"], p["energy_j"]) for p in F.milp(inst, OPTS).stats["pareto_front"]]
+    assert len(mfront) == len(front)
+    assert all(_close(a[0], b[0]) and _close(a[1], b[1])
+               for a, b in zip(front, mfront, strict=True))
+
+
+def F_net4() -> Workload:
+    layers = (Layer("a", OpKind.CONV, K=32, C=3, H=16, W=16, R=3, S=3, in_elems=3 * 1024,
+                    weight_elems=864),
+              Layer("b", OpKind.CONV, K=64, C=32, H=8, W=8, R=3, S=3, in_elems=32 * 256,
+                    weight_elems=18432),
+              Layer("c", OpKind.CONV, K=64, C=64, H=8, W=8, R=3, S=3, in_elems=64 * 64,
+                    weight_elems=36864),
+              Layer("d", OpKind.FC, K=10, C=64 * 64, in_elems=64 * 64, weight_elems=40960))
+    return Workload("net4", layers, ((0, 1, 8192), (1, 2, 4096), (2, 3, 4096)))
+
+
+def test_ls_and_lp_dp_are_exact_in_their_spaces():
+    inst = Instance(F_net4(), get_chip("tiled-2x2"), batch=4, objective="ed2")
+    an = inst.analyzer
+    L = 4
+    for mode, method in (("ls", H.ls), ("lp", H.lp)):
+        best = None
+        for cuts_ in itertools.product([0, 1], repeat=L - 1):
+            bounds = [0] + [i + 1 for i, c in enumerate(cuts_) if c] + [L]
+            segs = [range(bounds[k], bounds[k + 1]) for k in range(len(bounds) - 1)]
+            for sbs in itertools.product(divisors(4), repeat=len(segs)):
+                tree = H.assemble([H.segment_node(s, sb, mode) for s, sb in
+                                   zip(segs, sbs, strict=True)])
+                v = an.try_objective(tree)
+                if v is not None and (best is None or v < best):
+                    best = v
+        out = method(inst, OPTS)
+        assert out.stats["fronts_thinned"] == 0
+        assert _close(out.objective, best, 1e-12)
+
+
+def test_sa_is_deterministic_and_warm_startable():
+    inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
+    a = H.sa(inst, SolveOptions(seed=7), beta=20)
+    b = H.sa(inst, SolveOptions(seed=7), beta=20)
+    assert a.solution == b.solution and a.objective == b.objective
+    c = H.random_search(inst, SolveOptions(seed=7), beta=20)
+    assert c.objective <= c.stats["start_objective"]
+    lsout = H.ls(inst, OPTS)
+    w = H.sa(inst, SolveOptions(seed=1, warm_start=lsout.solution), beta=5)
+    assert w.stats["start_objective"] == lsout.objective and w.objective <= lsout.objective
+    cp = F.cpsat(inst, OPTS.replace(warm_start=lsout.solution))
+    assert cp.stats["warm_start_columns"] >= 1
+    for space in ("ls", "lp"):
+        out = H.sa(inst, SolveOptions(seed=2), beta=20, space=space)
+        tree = out.solution.tree
+        for seg in tree.children:
+            assert seg.kind == "L" or all(ch.kind == "L" for ch in seg.children)
+            if seg.kind != "L" and len(seg.children) > 1:
+                assert seg.kind == ("T" if space == "ls" else "S")
+
+
+def test_capped_exact_runs_report_no_bound():
+    inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=2)
+    out = F.cpsat(inst, OPTS, max_columns=60)  # 130 options uncapped
+    assert out.status is Status.FEASIBLE and out.bound is None
+    assert out.stats["capped"] and out.stats["optimal_within_cap"]
+    assert "capped" in out.message
+    with pytest.raises(InputError, match="too large for brute force"):
+        F.bruteforce(Instance(chipsched.get_network("resnet50"), get_chip("edge-4x4")), OPTS)
+
+
+def _tree_instance(tmp_path) -> Instance:
+    inst = Instance(F_net4(), get_chip("tiled-2x2"), batch=2)
+    path = tmp_path / "net.tree"
+    from chipsched.instances.formats import write_data
+
+    write_data(tmp_path / "net4.yaml", F_net4().to_dict())
+    write_tree_file(path, inst, Solution.of(inst, ls_tree(4, 2)))
+    text = path.read_text().replace("network: net4", f"network: {tmp_path / 'net4.yaml'}")
+    path.write_text(text)
+    return make_instance(str(path), get_chip("tiled-2x2"))
+
+
+def test_every_method_through_the_face(tmp_path):
+    reg = registry()
+    names = set(reg.methods("tile_groups"))
+    assert names == {"cpsat", "milp", "bruteforce-seg", "bruteforce", "sa", "random", "ls",
+                     "lp", "given"}
+    inst = _tree_instance(tmp_path)
+    assert inst.given is not None
+    for name in sorted(names):
+        kw = {"beta": 10} if name in ("sa", "random") else {}
+        r = chipsched.solve("tile_groups", inst, name, seed=1, threads=1, **kw)
+        assert r.success and r.objective == pytest.approx(
+            inst.analyzer.objective(r.solution.tree), rel=1e-9)
+        assert r.metrics["tree"] == r.solution.text
+    with pytest.raises(InputError, match="has no given tree"):
+        chipsched.solve("tile_groups", Instance(F_net4(), get_chip("tiled-2x2")), "given")
+
+
+def test_cli_solve_compare_list_and_bad_trees(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = CliRunner().invoke
+    r = run(app, ["solve", "tile_groups", "-i", "tiny", "-c", "tiled-2x2", "--batch", "2",
+                  "-m", "lp"])
+    assert r.exit_code == 0, r.output
+    assert "tree: T(1)[" in r.output and "utilization" in r.output and "NoC hop-bytes" in r.output
+    assert "S-T graph written to out/tile_groups/" in r.output
+    assert (tmp_path / "out" / "tile_groups" / "tiny_tiled-2x2_b2_lp_st.png").stat().st_size > 0
+    r = run(app, ["solve", "tile_groups", "-i", "tiny", "-c", "tiled-2x2", "--batch", "2",
+                  "-m", "sa", "--json", "--objective", "edp"])
+    d = json.loads(r.output)
+    assert d["status"] == "feasible" and d["metrics"]["objective_name"] == "edp"
+    assert d["solution"]["tree"].startswith("T(")
+    r = run(app, ["compare", "tile_groups", "-i", "tiny", "-c", "tiled-2x2", "--batch", "2",
+                  "--methods", "ls,lp,cpsat", "--json"])
+    d = json.loads(r.output)
+    assert [x["method"] for x in d["results"]] == ["ls", "lp", "cpsat"]
+    assert d["best_bound"] <= min(x["objective"] for x in d["results"]) * (1 + 1e-9)
+    r = run(app, ["list", "--json"])
+    assert "sa" in json.loads(r.output)["decisions"]["tile_groups"]["methods"]
+    bad = tmp_path / "bad.tree"
+    bad.write_text("network: tiny\ntree: T(1)[ conv2 conv1 conv3a conv3b add3 pool fc ]\n")
+    r = run(app, ["solve", "tile_groups", "-i", str(bad), "-m", "given"])
+    assert r.exit_code == 2
+    assert r.output.strip() == ("error: tree leaf 'conv2': comes before its producer 'conv1'; "
+                                "leaves left to right must be a topological order")
+    bad.write_text("network: tiny\nbatch: 4\n"
+                   "tree: T(3)[ conv1 conv2 conv3a conv3b add3 pool fc ]\n")
+    r = run(app, ["solve", "tile_groups", "-i", str(bad), "-m", "given"])
+    assert r.exit_code == 2 and "sub-batch count 3 does not divide its batch 4" in r.output
+    r = run(app, ["solve", "tile_groups", "-i", "tiny", "-c", "chiplet-2x2", "-m", "ls"])
+    assert r.exit_code == 2 and "tile_groups needs a tiled chip" in r.output
+
+
+@settings(max_examples=25, derandomize=True)
+@given(st.data())
+def test_operator_walks_stay_in_the_tree_space(data):
+    """OP1–OP6 from the LS start: every tree passes the structural checks (all layers once,
+    leaves in a topological order, b % sb == 0, cut shapes) and keeps its sub-batches."""
+    import random
+
+    from chipsched.problems.tile_groups import check_structure, leaf_paths
+
+    n = data.draw(st.integers(2, 7))
+    w = _net(data.draw, n)
+    B = data.draw(st.sampled_from([1, 4, 8]))
+    space = data.draw(st.sampled_from(H.SPACES))
+    ctx = H._Ctx(frozenset((s, d) for s, d, _ in w.edges), B, space)
+    rng = random.Random(data.draw(st.integers(0, 10 ** 6)))
+    tree = ls_tree(n, 1)
+    seen_ops = set()
+    for _ in range(60):
+        m = H.mutate(tree, rng, ctx, H.OP_WEIGHTS)
+        if m is None:
+            break
+        tree, op = m
+        seen_ops.add(op)
+        check_structure(tree, w, B)
+        assert sorted(lay for _, lay in leaf_paths(tree)) == list(range(n))
+        if space != "full":
+            for seg in (tree.children if tree.kind == "T" else (tree,)):
+                assert seg.kind == "L" or all(c.kind == "L" for c in seg.children)
+    assert seen_ops  # something moved
+
+
+def test_milp_front_matches_cpsat_with_large_coefficients():
+    """resnet50's first 24 layers, segments of ≤ 2 layers: coefficients span 9 decades, so
+    HiGHS's default integrality tolerance would let the ε-constraint slip (the front came
+    out incomplete, or silently missing points on 16 layers) — the MILP uses tight
+    tolerances and must find exactly CP-SAT's front."""
+    w = chipsched.get_network("resnet50")
+    w = Workload("resnet50[:24]", w.layers[:24], tuple(e for e in w.edges if e[1] < 24))
+    inst = Instance(w, get_chip("edge-4x4"), batch=8)
+    cp = F.cpsat(inst, OPTS, max_segment=2)
+    mi = F.milp(inst, OPTS, max_segment=2)
+    for out in (cp, mi):
+        assert out.status is Status.FEASIBLE and out.stats["capped"]  # capped at 2 layers
+        assert out.stats["front_complete"]
+    a = [(p["latency_s"], p["energy_j"]) for p in cp.stats["pareto_front"]]
+    b = [(p["latency_s"], p["energy_j"]) for p in mi.stats["pareto_front"]]
+    assert len(a) == len(b) >= 8
+    assert all(_close(x[0], y[0]) and _close(x[1], y[1]) for x, y in zip(a, b, strict=True))
