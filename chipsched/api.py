@@ -29,6 +29,9 @@ DECISION_MODULES: tuple[str, ...] = (
     "chipsched.instances.tile_groups",
     "chipsched.formulations.tile_groups",
     "chipsched.heuristics.tile_groups",
+    "chipsched.instances.region_split",
+    "chipsched.formulations.region_split",
+    "chipsched.heuristics.region_split",
 )
 
 #: Relative tolerance between a method's reported objective and the evaluator's.
