@@ -32,6 +32,9 @@ DECISION_MODULES: tuple[str, ...] = (
     "chipsched.instances.region_split",
     "chipsched.formulations.region_split",
     "chipsched.heuristics.region_split",
+    "chipsched.instances.core_assignment",
+    "chipsched.formulations.core_assignment",
+    "chipsched.heuristics.core_assignment",
 )
 
 #: Relative tolerance between a method's reported objective and the evaluator's.

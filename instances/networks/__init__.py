@@ -18,6 +18,7 @@ from chipsched.errors import InputError, UnknownNameError
 from chipsched.instances.networks.cnn import googlenet, mobilenet_v2, resnet50, vgg16
 from chipsched.instances.networks.inception_resnet import inception_resnet_v1
 from chipsched.instances.networks.pnasnet import pnasnet5_mobile
+from chipsched.instances.networks.small_cnn import lenet5, resnet20_cifar, vgg11_cifar
 from chipsched.instances.networks.tiny import tiny, tiny_chain
 from chipsched.instances.networks.transformer import bert_base, transformer_base
 from chipsched.workload import Workload
@@ -34,6 +35,9 @@ NETWORKS: dict[str, Callable[..., Workload]] = {
     "bert-base": bert_base,
     "tiny": tiny,
     "tiny-chain": tiny_chain,
+    "lenet5": lenet5,
+    "vgg11-cifar": vgg11_cifar,
+    "resnet20-cifar": resnet20_cifar,
 }
 
 #: Other spellings people use.

@@ -1,0 +1,265 @@
+"""core_assignment exact methods: CP-SAT and Pyomo MILP models (:mod:`.models`), the
+Gilmore–Lawler branch and bound for placement (:mod:`.bnb`) and the brute-force oracle.
+
+==============  ========  ========================================================================
+method          space     what
+==============  ========  ========================================================================
+``cpsat``       full      the instance's objective: ``cut`` → model (a) k-way partition;
+``milp``                  ``traffic``/``energy`` → model (b) QAP when no two vertices fit on
+                          one core, else model (c) joint
+``cpsat-place`` placement placement of a fixed partition, model (b) on its groups: the warm
+``milp-place``            start's groups (``options.warm_start``), else every vertex alone
+``bnb-place``             when no two fit on a core, else the groups of the optimal model (a)
+                          partition; ``bnb-place`` solves (b) by Gilmore–Lawler branch and bound
+``bruteforce``  full      every vertex → core map (tiny instances)
+==============  ========  ========================================================================
+
+The placement methods are exact *in their space* (placements of that partition): a
+heuristic with a different partition may beat their optimum; with one vertex per core
+the spaces coincide. Instances too large for a model end with status ``error`` and a
+message (so that ``chipsched compare`` runs the other methods).
+"""
+
+from __future__ import annotations
+
+import math
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from chipsched.problems.core_assignment import Instance, Solution, check_solution
+from chipsched.result import Status
+from chipsched.solvers import MethodOutput, SolveOptions, register
+from chipsched.solvers.bruteforce import MAX_CANDIDATES, enumerate_best
+
+from .bnb import solve_qap_bnb, symmetry_representatives
+from .models import (
+    ModelInput,
+    cpsat_joint,
+    cpsat_partition,
+    cpsat_qap,
+    from_instance,
+    glb_coefficients,
+    milp_mesh,
+    milp_partition,
+)
+
+__all__ = ["ModelInput", "cpsat_joint", "cpsat_partition", "cpsat_qap", "from_instance",
+           "glb_coefficients", "milp_mesh", "milp_partition", "solve_qap_bnb",
+           "symmetry_representatives"]
+
+D = "core_assignment"
+#: Largest model the exact methods build, in assignment variables (items × cores or
+#: parts) per model: beyond these the models are hopeless anyway (see the benchmarks).
+MAX_ASSIGNMENT_VARS = {"partition": 20_000, "mesh": 5_000, "placement": 10_000}
+#: Largest edge count of an exact model.
+MAX_MODEL_EDGES = 20_000
+
+
+def _warm(instance: Instance, options: SolveOptions) -> np.ndarray | None:
+    if options.warm_start is None:
+        return None
+    core, _ = check_solution(instance, options.warm_start)
+    return core
+
+
+def _too_large(n_items: int, n_slots: int, n_edges: int, what: str) -> MethodOutput | None:
+    if n_items * n_slots > MAX_ASSIGNMENT_VARS[what] or n_edges > MAX_MODEL_EDGES:
+        return MethodOutput(Status.ERROR, message=f"too large for the exact {what} model "
+                            f"({n_items:,} items × {n_slots:,} slots, {n_edges:,} edges; "
+                            f"limits {MAX_ASSIGNMENT_VARS[what]:,} assignment variables and "
+                            f"{MAX_MODEL_EDGES:,} edges); use a heuristic or bnb-place")
+    return None
+
+
+def _output(instance: Instance, out: Any, core: np.ndarray | None, formulation: str,
+            bound_valid: bool = True) -> MethodOutput:
+    stats = {**out.stats, "formulation": formulation, "backend": out.backend,
+             "solver_s": round(out.wall_s, 4)}
+    def scale(x: float) -> float:
+        return instance.objective_from_traffic(x, x)
+
+    bound = None
+    if bound_valid and out.bound is not None:
+        bound = scale(out.bound)
+    if core is None:
+        return MethodOutput(out.status, None, bound=bound, stats=stats,
+                            message="no solution found")
+    obj = scale(out.objective) if out.objective is not None else None
+    return MethodOutput(out.status, Solution(core), objective=obj, bound=bound, stats=stats)
+
+
+def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutput:
+    inp = from_instance(instance)
+    hint = _warm(instance, options)
+    if instance.objective == "cut":
+        k = min(inp.n, inp.cores)
+        big = _too_large(inp.n, k, inp.u.shape[0], "partition")
+        if big:
+            return big
+        fn = cpsat_partition if backend == "cpsat" else milp_partition
+        out, core = fn(inp, options, hint)
+        return _output(instance, out, core, "partition (a)")
+    big = _too_large(inp.n, inp.cores, inp.u.shape[0], "mesh")
+    if big:
+        return big
+    qap = instance.forced_partition
+    if qap and inp.n > inp.cores:
+        return MethodOutput(Status.INFEASIBLE, message=f"no two vertices fit on one core and "
+                            f"there are {inp.n} vertices for {inp.cores} cores")
+    if backend == "cpsat":
+        out, core = (cpsat_qap if qap else cpsat_joint)(inp, options, hint)
+    else:
+        out, core = milp_mesh(inp, options, qap, hint)
+    return _output(instance, out, core, "qap (b)" if qap else "joint (c)")
+
+
+@register(D, "cpsat", "exact", "CP-SAT: k-way min-cut partition (cut), QAP with integer "
+          "coordinates (one vertex per core) or joint model (traffic, energy)",
+          source="ours; QAP linearisation per axis, Gilmore–Lawler cuts")
+def cpsat(instance: Instance, options: SolveOptions) -> MethodOutput:
+    return _full(instance, options, "cpsat")
+
+
+@register(D, "milp", "exact", "Pyomo MILP of the same models (HiGHS by default)",
+          source="ours")
+def milp(instance: Instance, options: SolveOptions) -> MethodOutput:
+    return _full(instance, options, "milp")
+
+
+# ---------------------------------------------------------------------------------------
+# placement of a fixed partition
+
+
+def _groups(instance: Instance, options: SolveOptions, backend: str
+            ) -> tuple[np.ndarray, np.ndarray | None, str] | MethodOutput:
+    """(group of every vertex, warm placement of the groups or None, where from)."""
+    warm = _warm(instance, options)
+    if warm is not None:
+        sol = Solution(warm)
+        group, cores = sol.groups()
+        return group, cores, "warm start"
+    if instance.forced_partition:
+        return np.arange(instance.n, dtype=np.int64), None, "one vertex per core"
+    inp = from_instance(instance)
+    k = min(inp.n, inp.cores)
+    big = _too_large(inp.n, k, inp.u.shape[0], "partition")
+    if big:
+        return big
+    part_opts = options if options.time_limit is None else \
+        options.replace(time_limit=options.time_limit / 2)
+    fn = milp_partition if backend == "milp" else cpsat_partition
+    out, core = fn(inp, part_opts)
+    if core is None:
+        return MethodOutput(out.status, message="the partition model found no solution")
+    group, _ = Solution(core).groups()
+    return group, None, f"min-cut partition ({out.status.value})"
+
+
+def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOutput:
+    got = _groups(instance, options, backend)
+    if isinstance(got, MethodOutput):
+        return got
+    group, warm_cores, origin = got
+    G = int(group.max()) + 1
+    q = instance.graph.contract(group, G)
+    if G > instance.n_cores:
+        return MethodOutput(Status.INFEASIBLE, message=f"{G} groups on {instance.n_cores} cores")
+    u, v, w = q.edges()
+    inp = ModelInput(q.sizes, u, v, w, instance.rows, instance.cols, instance.capacity)
+    cut = int(w.sum())
+    stats: dict[str, Any] = {"groups": G, "groups_from": origin}
+    if backend == "bnb":
+        F = np.zeros((G, G), np.int64)
+        F[u, v] = w
+        F[v, u] = w
+        gc, obj, lb, proven, nodes = solve_qap_bnb(F, instance.rows, instance.cols,
+                                                   options.time_limit, warm_cores)
+        stats.update({"nodes": nodes, "formulation": "Gilmore–Lawler branch and bound"})
+        status = Status.OPTIMAL if proven else Status.TIME_LIMIT
+        if gc is None:
+            return MethodOutput(status, None, bound=instance.objective_from_traffic(lb, cut),
+                                stats=stats)
+        return MethodOutput(status, Solution(gc[group]),
+                            objective=instance.objective_from_traffic(obj, cut),
+                            bound=instance.objective_from_traffic(lb, cut), stats=stats)
+    big = _too_large(G, inp.cores, u.shape[0], "placement")
+    if big:
+        return big
+    if backend == "cpsat":
+        out, gc = cpsat_qap(inp, options, warm_cores)
+    else:
+        out, gc = milp_mesh(inp, options, True, warm_cores)
+    stats.update({**out.stats, "formulation": "qap (b)", "backend": out.backend})
+    bound = None if out.bound is None else instance.objective_from_traffic(out.bound, cut)
+    if gc is None:
+        return MethodOutput(out.status, None, bound=bound, stats=stats)
+    return MethodOutput(out.status, Solution(gc[group]),
+                        objective=instance.objective_from_traffic(out.objective, cut),
+                        bound=bound, stats=stats)
+
+
+SPACE = "placements of a fixed partition (warm start's, else one vertex per core, else the " \
+        "min-cut partition)"
+
+
+@register(D, "cpsat-place", "exact", "CP-SAT QAP placement of a fixed partition's groups "
+          "(integer coordinates, all-different, per-axis Manhattan)", source="ours",
+          space=SPACE)
+def cpsat_place(instance: Instance, options: SolveOptions) -> MethodOutput:
+    return _place(instance, options, "cpsat")
+
+
+@register(D, "milp-place", "exact", "Pyomo MILP QAP placement of a fixed partition's groups",
+          source="ours", space=SPACE)
+def milp_place(instance: Instance, options: SolveOptions) -> MethodOutput:
+    return _place(instance, options, "milp")
+
+
+@register(D, "bnb-place", "exact", "Gilmore–Lawler branch and bound for the placement of a "
+          "fixed partition's groups", source="Gilmore 1962, Lawler 1963", space=SPACE)
+def bnb_place(instance: Instance, options: SolveOptions) -> MethodOutput:
+    return _place(instance, options, "bnb")
+
+
+# ---------------------------------------------------------------------------------------
+# brute force
+
+
+@register(D, "bruteforce", "oracle", "enumerates every vertex → core map (tiny instances)",
+          source="oracle")
+def bruteforce(instance: Instance, options: SolveOptions,
+               max_candidates: int = MAX_CANDIDATES) -> MethodOutput:
+    n, N, cols = instance.n, instance.n_cores, instance.cols
+    # compare in logs: N ** n has thousands of digits on a real neuron graph
+    if n * math.log(max(N, 1)) > math.log(max(max_candidates, 1)):
+        return MethodOutput(Status.ERROR, message=f"too large for brute force ({N}^{n} "
+                            f"candidates > {max_candidates:,})")
+    sizes = instance.graph.sizes.tolist()
+    cap = instance.capacity
+    u, v, w = (a.tolist() for a in instance.graph.edges())
+    edges = list(zip(u, v, w, strict=True))
+
+    def value(assign: tuple[int, ...]) -> float | None:
+        load = [0] * N
+        for vert, c in enumerate(assign):
+            load[c] += sizes[vert]
+            if load[c] > cap:
+                return None
+        cut = traffic = 0
+        for a, b, wt in edges:
+            ca, cb = assign[a], assign[b]
+            if ca != cb:
+                cut += wt
+                traffic += wt * (abs(ca // cols - cb // cols) + abs(ca % cols - cb % cols))
+        return instance.objective_from_traffic(traffic, cut)
+
+    res = enumerate_best(itertools.product(range(N), repeat=n), value, size=total,
+                         max_candidates=max_candidates, what=f"instance {instance.name!r}")
+    if res.best is None:
+        return MethodOutput(Status.INFEASIBLE, message="no assignment fits the capacities")
+    return MethodOutput(Status.OPTIMAL, Solution(np.array(res.best, np.int64)),
+                        objective=res.value, bound=res.value,
+                        stats={"candidates": res.count, "ties": res.ties})

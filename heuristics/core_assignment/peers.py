@@ -1,0 +1,217 @@
+"""Peer partitioners: METIS (pymetis), KaHIP (kahip) and networkx's Kernighan–Lin
+bisection, with the capacity of a core as their balance constraint.
+
+METIS and KaHIP balance part *sizes* up to an imbalance factor; we set it so that the
+largest allowed part equals the core capacity (METIS: ``ufactor`` = ⌊1000·(k·K/T − 1)⌋,
+KaHIP: ``ε`` = max(0.01, K/⌈T/k⌉ − 1) — it crashes with ε = 0 — for k parts, capacity
+K, total size T). Neither guarantees the bound exactly, so :func:`repair_capacity`
+moves the cheapest vertices out of any over-full part afterwards (counted in the stats;
+usually zero moves).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba as nb
+import numpy as np
+
+from chipsched.errors import InputError
+from chipsched.neurongraph import NeuronGraph
+
+
+@nb.njit(cache=True)
+def _repair(indptr, indices, weights, sizes, part, load, capacity, max_parts):  # pragma: no cover
+    """Move vertices out of over-full parts, best gain first, to a part with room
+    (adjacent parts first, then the least-loaded part, then a new part below
+    ``max_parts``). Returns (moves, parts used, ok)."""
+    n = part.shape[0]
+    nparts = load.shape[0]
+    acc = np.zeros(max_parts, np.int64)
+    mark = np.full(max_parts, -1, np.int64)
+    moves = 0
+    used = nparts
+    loads = np.zeros(max_parts, np.int64)
+    loads[:nparts] = load
+    for p in range(max_parts):
+        if loads[p] <= capacity:
+            continue
+        members = np.flatnonzero(part == p)
+        gains = np.empty(members.shape[0], np.int64)
+        for mi in range(members.shape[0]):
+            v = members[mi]
+            wp = 0
+            best = -(1 << 62)
+            for j in range(indptr[v], indptr[v + 1]):
+                q = part[indices[j]]
+                if mark[q] != v:
+                    mark[q] = v
+                    acc[q] = 0
+                acc[q] += weights[j]
+            for j in range(indptr[v], indptr[v + 1]):
+                q = part[indices[j]]
+                if q == p:
+                    wp = acc[q]
+                elif acc[q] > best:
+                    best = acc[q]
+            if best == -(1 << 62):
+                best = 0
+            gains[mi] = best - wp
+        order = np.argsort(-gains, kind="mergesort")
+        for oi in range(order.shape[0]):
+            if loads[p] <= capacity:
+                break
+            v = members[order[oi]]
+            s = sizes[v]
+            # best adjacent destination with room
+            dest = -1
+            dw = -1
+            for j in range(indptr[v], indptr[v + 1]):
+                q = part[indices[j]]
+                if mark[q] != n + v:
+                    mark[q] = n + v
+                    acc[q] = 0
+                acc[q] += weights[j]
+            for j in range(indptr[v], indptr[v + 1]):
+                q = part[indices[j]]
+                if q != p and loads[q] + s <= capacity and acc[q] > dw:
+                    dw = acc[q]
+                    dest = q
+            if dest < 0:
+                lo = capacity + 1
+                for q in range(used):
+                    if q != p and loads[q] + s <= capacity and loads[q] < lo:
+                        lo = loads[q]
+                        dest = q
+            if dest < 0 and used < max_parts:
+                dest = used
+                used += 1
+            if dest < 0:
+                continue
+            part[v] = dest
+            loads[p] -= s
+            loads[dest] += s
+            moves += 1
+        if loads[p] > capacity:
+            return moves, used, False
+    return moves, used, True
+
+
+def repair_capacity(graph: NeuronGraph, part: np.ndarray, capacity: int, max_parts: int
+                    ) -> dict[str, int]:
+    """Make every part fit ``capacity`` (in place); raise :class:`InputError` if even
+    ``max_parts`` parts (the cores) cannot hold the graph this way."""
+    nparts = int(part.max()) + 1
+    load = np.bincount(part, weights=graph.sizes, minlength=nparts).astype(np.int64)
+    if (load <= capacity).all():
+        return {"repair_moves": 0, "parts": nparts}
+    limit = max(nparts, min(max_parts, graph.n))  # never more parts than vertices
+    moves, used, ok = _repair(graph.indptr, graph.indices, graph.weights, graph.sizes, part,
+                              load, capacity, limit)
+    if not ok:
+        raise InputError("cores", f"cannot fit the partition into {max_parts} cores of "
+                         f"capacity {capacity}", "use a larger array or capacity")
+    return {"repair_moves": int(moves), "parts": int(used)}
+
+
+def default_parts(total_size: int, capacity: int, cores: int) -> int:
+    """Parts for the peers when none are given: ⌈1.05·T/K⌉ (5 % slack) [ours], ≤ cores."""
+    return max(1, min(cores, math.ceil(1.05 * total_size / capacity)))
+
+
+def _check_parts(parts: int, graph: NeuronGraph, capacity: int, cores: int) -> int:
+    parts = int(parts)
+    if parts < 1:
+        raise InputError("parts", f"must be >= 1, got {parts}")
+    if parts > cores:
+        raise InputError("parts", f"{parts} parts but only {cores} cores",
+                         "ask for fewer parts or use a larger array")
+    if parts * capacity < graph.total_size:
+        raise InputError("parts", f"{parts} parts of capacity {capacity} cannot hold "
+                         f"{graph.total_size} neurons",
+                         f"use at least {math.ceil(graph.total_size / capacity)} parts")
+    return min(parts, graph.n)
+
+
+def metis_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int, seed: int = 0,
+                    recursive: bool = False, ncuts: int = 1, niter: int = 10
+                    ) -> tuple[np.ndarray, dict[str, Any]]:
+    """METIS k-way (or recursive bisection) partition with the capacity as the balance
+    bound, repaired if METIS overshoots it."""
+    import pymetis
+
+    parts = _check_parts(parts, graph, capacity, cores)
+    if parts == 1:
+        return np.zeros(graph.n, np.int64), {"ufactor": 0, "repair_moves": 0, "parts": 1}
+    T = graph.total_size
+    ufactor = max(1, math.floor(1000 * (parts * capacity / T - 1)))
+    idx = pymetis.zero_copy_dtype() if hasattr(pymetis, "zero_copy_dtype") else np.int32
+    opts = pymetis.Options(ufactor=int(ufactor), seed=int(seed), ncuts=int(ncuts),
+                           niter=int(niter))
+    adj = pymetis.CSRAdjacency(graph.indptr.astype(idx), graph.indices.astype(idx))
+    res = pymetis.part_graph(parts, adjacency=adj, vweights=graph.sizes.astype(idx),
+                             eweights=graph.weights.astype(idx), recursive=recursive,
+                             options=opts)
+    part = np.asarray(res.vertex_part, dtype=np.int64)
+    stats = {"ufactor": ufactor, "metis_cut": int(res.edge_cuts)}
+    stats.update(repair_capacity(graph, part, capacity, cores))
+    return part, stats
+
+
+KAHIP_MODES = {"fast": 0, "eco": 1, "strong": 2, "fastsocial": 3, "ecosocial": 4,
+               "strongsocial": 5}
+
+
+def kahip_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int, seed: int = 0,
+                    mode: str = "eco") -> tuple[np.ndarray, dict[str, Any]]:
+    """KaHIP ``kaffpa`` partition with ε chosen so that the largest block is the capacity,
+    repaired if needed."""
+    import kahip
+
+    parts = _check_parts(parts, graph, capacity, cores)
+    if parts == 1:
+        return np.zeros(graph.n, np.int64), {"imbalance": 0.0, "repair_moves": 0, "parts": 1}
+    if mode not in KAHIP_MODES:
+        raise InputError("mode", f"unknown KaHIP mode {mode!r}",
+                         f"use one of {', '.join(KAHIP_MODES)}")
+    T = graph.total_size
+    # KaHIP 3.x crashes (segmentation fault) with ε = 0 when no perfectly balanced
+    # partition exists; 1 % is the smallest value we give it (repair fixes any excess).
+    eps = max(0.01, capacity / math.ceil(T / parts) - 1)
+    cut, blocks = kahip.kaffpa(graph.sizes.astype(np.int32).tolist(),
+                               graph.indptr.astype(np.int32).tolist(),
+                               graph.weights.astype(np.int32).tolist(),
+                               graph.indices.astype(np.int32).tolist(),
+                               parts, eps, True, int(seed) % (2**31 - 1), KAHIP_MODES[mode])
+    part = np.asarray(blocks, dtype=np.int64)
+    stats = {"imbalance": eps, "kahip_cut": int(cut), "mode": mode}
+    stats.update(repair_capacity(graph, part, capacity, cores))
+    return part, stats
+
+
+def kl_bisector(max_iter: int = 10) -> Any:
+    """A bisector for :func:`~.multilevel.recursive_bisection` and the placement: networkx
+    ``kernighan_lin_bisection`` on the induced subgraph (equal halves by count, or the
+    placement's target count by starting from a random split of that size)."""
+    import networkx as nx
+
+    def bisect(graph: NeuronGraph, verts: np.ndarray, rng: np.random.Generator,
+               loc: np.ndarray, target: int | None = None) -> tuple[np.ndarray, int]:
+        sub = graph.induced(verts)
+        g = sub.to_networkx()
+        m = sub.n
+        k = m // 2 if target is None else int(target)
+        order = rng.permutation(m)
+        init = (set(order[:k].tolist()), set(order[k:].tolist()))
+        a, b = nx.algorithms.community.kernighan_lin_bisection(
+            g, partition=init, max_iter=max_iter, weight="weight",
+            seed=int(rng.integers(2**31)))
+        if len(a) != k:  # networkx may return the two sides in either order
+            a = b
+        mask = np.zeros(m, bool)
+        mask[list(a)] = True
+        cut = sub.cut_weight(mask.astype(np.int64))
+        return mask, cut
+
+    return bisect

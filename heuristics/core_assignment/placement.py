@@ -1,0 +1,317 @@
+"""Seed 004 steps 6–7 (placement of the neuron groups on the mesh) and placement baselines.
+
+Every function places the ``G`` groups of a quotient graph ``Q`` (vertex = group, edge
+weight = synapses between the groups) and returns ``group_core[g]`` (row-major core id).
+Hop-weighted traffic of a placement = Σ over Q's edges of w·Manhattan distance.
+
+Source: ``../shared/seeds/004_…`` § 82–89 (recursive-bisection placement, force-directed
+refinement). Choices where the document is silent are marked [ours] and listed in
+``docs/core_assignment.md``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from chipsched.errors import InputError
+from chipsched.neurongraph import NeuronGraph
+
+from .multilevel import STARTS, greedy_bisection
+
+#: Share of the groups with the largest force visited per iteration (§ 87: "5 %").
+TOP_FRACTION = 0.05
+#: Iteration cap of the force-directed refinement (§ 89 names one; its value is ours).
+MAX_ITER = 100
+
+
+@nb.njit(cache=True)
+def _traffic(qptr, qidx, qw, group_core, cols):  # pragma: no cover - numba
+    t = 0
+    for g in range(qptr.shape[0] - 1):
+        rg, cg = group_core[g] // cols, group_core[g] % cols
+        for j in range(qptr[g], qptr[g + 1]):
+            h = qidx[j]
+            if h > g:
+                rh, ch = group_core[h] // cols, group_core[h] % cols
+                t += qw[j] * (abs(rg - rh) + abs(cg - ch))
+    return t
+
+
+def placement_traffic(q: NeuronGraph, group_core: np.ndarray, cols: int) -> int:
+    """Σ w·hops of a placement of the groups of ``q`` (its own arithmetic, independent
+    of the evaluator, so that the face's consistency check means something)."""
+    return int(_traffic(q.indptr, q.indices, q.weights,
+                        np.ascontiguousarray(group_core, dtype=np.int64), cols))
+
+
+def check_fits(n_groups: int, rows: int, cols: int) -> None:
+    """Raise the one-line error for 'fewer cores than parts'."""
+    if n_groups > rows * cols:
+        raise InputError("cores", f"the partition has {n_groups} parts but the "
+                         f"{rows}×{cols} array has only {rows * cols} cores",
+                         "use a larger array (chip neuro-RxC) or a larger capacity "
+                         "(neuro-RxC-kCAP)")
+
+
+# ---------------------------------------------------------------------------------------
+# step 6: recursive-bisection placement
+
+
+def target_rectangle(n_groups: int, rows: int, cols: int) -> tuple[int, int]:
+    """Seed 004 § 83: a rectangle of the mesh (anchored at core (0, 0)) with at least as
+    many cores as groups; the spare cores are marked unusable. Which rectangle is ours:
+    the smallest perimeter h + w, then the fewest spare cores, then the squarest."""
+    check_fits(n_groups, rows, cols)
+    best = None
+    for h in range(1, rows + 1):
+        w = -(-n_groups // h)
+        if w > cols:
+            continue
+        key = (h + w, h * w - n_groups, abs(h - w), h)
+        if best is None or key < best[0]:
+            best = (key, h, w)
+    assert best is not None
+    return best[1], best[2]
+
+
+def usable_cores(n_groups: int, rows: int, cols: int) -> np.ndarray:
+    """Boolean ``rows × cols`` mask of the target area's usable cores: the rectangle of
+    :func:`target_rectangle` minus its last spare cores in row-major order [ours]."""
+    h, w = target_rectangle(n_groups, rows, cols)
+    mask = np.zeros((rows, cols), bool)
+    ids = np.arange(h * w)[:n_groups]
+    mask[ids // w, ids % w] = True
+    return mask
+
+
+def place_recursive_bisection(q: NeuronGraph, rows: int, cols: int, seed: int = 0,
+                              starts: int = STARTS, bisector: object = None) -> np.ndarray:
+    """Seed 004 step 6 (§ 84): cut the target area across its longer side at the half,
+    bisect the groups with the step-3 algorithm so that each half has as many groups as
+    its sub-area has usable cores (a sub-area of w//2 columns or h//2 rows gets the
+    selected half), recurse until one group ↔ one core."""
+    G = q.n
+    mask = usable_cores(G, rows, cols)
+    rng = np.random.default_rng(seed)
+    h, w = target_rectangle(G, rows, cols)
+    group_core = np.full(G, -1, np.int64)
+    loc = np.full(G, -1, np.int64)
+    stack = [((0, 0, h, w), np.arange(G, dtype=np.int64))]
+    while stack:
+        (r0, c0, hh, ww), groups = stack.pop()
+        sub = mask[r0:r0 + hh, c0:c0 + ww]
+        count = int(sub.sum())
+        if count != groups.shape[0]:  # pragma: no cover - invariant
+            raise AssertionError("placement area and group count differ")
+        if count == 0:
+            continue
+        if count == 1:
+            r, c = np.argwhere(sub)[0]
+            group_core[groups[0]] = (r0 + r) * cols + c0 + c
+            continue
+        if ww >= hh:
+            a = (r0, c0, hh, ww // 2)
+            b = (r0, c0 + ww // 2, hh, ww - ww // 2)
+        else:
+            a = (r0, c0, hh // 2, ww)
+            b = (r0 + hh // 2, c0, hh - hh // 2, ww)
+        na = int(mask[a[0]:a[0] + a[2], a[1]:a[1] + a[3]].sum())
+        if na == 0:
+            stack.append((b, groups))
+            continue
+        if na == count:
+            stack.append((a, groups))
+            continue
+        if bisector is None:
+            sel, _ = greedy_bisection(q, groups, rng, starts, target_count=na, loc=loc)
+        else:
+            sel, _ = bisector(q, groups, rng, loc, na)
+        stack.append((b, groups[~sel]))
+        stack.append((a, groups[sel]))
+    return group_core
+
+
+# ---------------------------------------------------------------------------------------
+# step 7: force-directed refinement
+
+
+@nb.njit(cache=True)
+def _force_directed(qptr, qidx, qw, group_core, rows, cols, top_fraction, max_iter,
+                    cost_kind):  # pragma: no cover - numba
+    """Seed 004 step 7 (§ 87–89). Force on group g: F_g = Σ_edges w·(p_h − p_g) (the
+    document's force multiplied by the edge weight). Each iteration sorts the groups by
+    |F|, visits the top ``top_fraction``; for each, the candidate partners are the
+    groups in the axis-parallel box between g and the rounded weighted centre of its
+    neighbours p_g + F_g/W_g ("in the direction of its force" [ours]); the swap cost is
+    |F_g'| − |F_g| + |F_h'| − |F_h| (cost_kind 0, the document) or the exact change of the
+    hop-weighted traffic (cost_kind 1, the improved variant); the cheapest swap is made
+    if its cost is negative. Stops when an iteration makes no swap or after max_iter."""
+    G = qptr.shape[0] - 1
+    at = np.full(rows * cols, -1, np.int64)
+    pr = np.empty(G, np.float64)
+    pc = np.empty(G, np.float64)
+    for g in range(G):
+        at[group_core[g]] = g
+        pr[g] = group_core[g] // cols
+        pc[g] = group_core[g] % cols
+    W = np.zeros(G, np.float64)
+    Sr = np.zeros(G, np.float64)
+    Sc = np.zeros(G, np.float64)
+    for g in range(G):
+        for j in range(qptr[g], qptr[g + 1]):
+            h = qidx[j]
+            W[g] += qw[j]
+            Sr[g] += qw[j] * pr[h]
+            Sc[g] += qw[j] * pc[h]
+    wg = np.zeros(G, np.float64)
+    mag = np.empty(G, np.float64)
+    top = max(1, int(math.ceil(top_fraction * G)))
+    swaps = 0
+    iterations = 0
+    for _ in range(max_iter):
+        iterations += 1
+        for g in range(G):
+            fr = Sr[g] - W[g] * pr[g]
+            fc = Sc[g] - W[g] * pc[g]
+            mag[g] = -math.sqrt(fr * fr + fc * fc)
+        order = np.argsort(mag, kind="mergesort")
+        made = 0
+        for oi in range(min(top, G)):
+            g = order[oi]
+            if W[g] == 0:
+                continue
+            fr = Sr[g] - W[g] * pr[g]
+            fc = Sc[g] - W[g] * pc[g]
+            tr = int(round(pr[g] + fr / W[g]))
+            tc = int(round(pc[g] + fc / W[g]))
+            tr = min(max(tr, 0), rows - 1)
+            tc = min(max(tc, 0), cols - 1)
+            r_lo, r_hi = min(int(pr[g]), tr), max(int(pr[g]), tr)
+            c_lo, c_hi = min(int(pc[g]), tc), max(int(pc[g]), tc)
+            if r_lo == r_hi and c_lo == c_hi:
+                continue
+            for j in range(qptr[g], qptr[g + 1]):
+                wg[qidx[j]] = qw[j]
+            fg = math.sqrt(fr * fr + fc * fc)
+            best_cost = -1e-9
+            best_h = -1
+            for r in range(r_lo, r_hi + 1):
+                for c in range(c_lo, c_hi + 1):
+                    h = at[r * cols + c]
+                    if h < 0 or h == g:
+                        continue
+                    w_gh = wg[h]
+                    if cost_kind == 0:
+                        hr = Sr[h] - W[h] * pr[h]
+                        hc = Sc[h] - W[h] * pc[h]
+                        fh = math.sqrt(hr * hr + hc * hc)
+                        # after the swap g sits at p_h, h at p_g
+                        gr2 = Sr[g] - w_gh * pr[h] + w_gh * pr[g] - W[g] * pr[h]
+                        gc2 = Sc[g] - w_gh * pc[h] + w_gh * pc[g] - W[g] * pc[h]
+                        hr2 = Sr[h] - w_gh * pr[g] + w_gh * pr[h] - W[h] * pr[g]
+                        hc2 = Sc[h] - w_gh * pc[g] + w_gh * pc[h] - W[h] * pc[g]
+                        cost = (math.sqrt(gr2 * gr2 + gc2 * gc2) - fg
+                                + math.sqrt(hr2 * hr2 + hc2 * hc2) - fh)
+                    else:
+                        cost = 0.0
+                        for q in (g, h):
+                            o = h if q == g else g
+                            for j in range(qptr[q], qptr[q + 1]):
+                                x = qidx[j]
+                                if x == o:
+                                    continue
+                                old = abs(pr[q] - pr[x]) + abs(pc[q] - pc[x])
+                                new = abs(pr[o] - pr[x]) + abs(pc[o] - pc[x])
+                                cost += qw[j] * (new - old)
+                    if cost < best_cost:
+                        best_cost = cost
+                        best_h = h
+            for j in range(qptr[g], qptr[g + 1]):
+                wg[qidx[j]] = 0.0
+            if best_h < 0:
+                continue
+            h = best_h
+            gr_old, gc_old, hr_old, hc_old = pr[g], pc[g], pr[h], pc[h]
+            # move g to h's place, then h to g's old place, updating neighbour sums
+            for j in range(qptr[g], qptr[g + 1]):
+                x = qidx[j]
+                Sr[x] += qw[j] * (hr_old - gr_old)
+                Sc[x] += qw[j] * (hc_old - gc_old)
+            for j in range(qptr[h], qptr[h + 1]):
+                x = qidx[j]
+                Sr[x] += qw[j] * (gr_old - hr_old)
+                Sc[x] += qw[j] * (gc_old - hc_old)
+            pr[g], pc[g], pr[h], pc[h] = hr_old, hc_old, gr_old, gc_old
+            cg_core = group_core[g]
+            group_core[g] = group_core[h]
+            group_core[h] = cg_core
+            at[group_core[g]] = g
+            at[group_core[h]] = h
+            made += 1
+        swaps += made
+        if made == 0:
+            break
+    return swaps, iterations
+
+
+def force_directed(q: NeuronGraph, group_core: np.ndarray, rows: int, cols: int,
+                   top_fraction: float = TOP_FRACTION, max_iter: int = MAX_ITER,
+                   cost: str = "force") -> tuple[np.ndarray, dict]:
+    """Seed 004 step 7: force-directed swaps (see :func:`_force_directed`); returns the new
+    placement and ``{"swaps", "iterations"}``. ``cost="force"`` is the document's swap
+    cost (change of the two force magnitudes); ``cost="traffic"`` (improved variant)
+    swaps only when the hop-weighted traffic drops."""
+    if not 0 < top_fraction <= 1:
+        raise InputError("top_fraction", f"must be in (0, 1], got {top_fraction}")
+    gc = np.array(group_core, dtype=np.int64)
+    swaps, its = _force_directed(q.indptr, q.indices, q.weights.astype(np.float64), gc,
+                                 rows, cols, float(top_fraction), int(max_iter),
+                                 0 if cost == "force" else 1)
+    return gc, {"swaps": int(swaps), "iterations": int(its)}
+
+
+# ---------------------------------------------------------------------------------------
+# baselines and peers
+
+
+def place_row_major(n_groups: int, rows: int, cols: int) -> np.ndarray:
+    """Group g on core g (row-major over the whole mesh)."""
+    check_fits(n_groups, rows, cols)
+    return np.arange(n_groups, dtype=np.int64)
+
+
+def place_random(n_groups: int, rows: int, cols: int, seed: int = 0) -> np.ndarray:
+    """Groups on distinct random cores of the mesh."""
+    check_fits(n_groups, rows, cols)
+    return np.random.default_rng(seed).permutation(rows * cols)[:n_groups].astype(np.int64)
+
+
+def manhattan_matrix(rows: int, cols: int) -> np.ndarray:
+    r, c = np.divmod(np.arange(rows * cols), cols)
+    return np.abs(r[:, None] - r[None, :]) + np.abs(c[:, None] - c[None, :])
+
+
+def place_scipy_qap(q: NeuronGraph, rows: int, cols: int, method: str = "faq", seed: int = 0,
+                    max_cores: int = 2048) -> np.ndarray:
+    """scipy ``quadratic_assignment``: ``faq`` (Vogelstein et al. 2015, Frank–Wolfe on
+    the doubly-stochastic relaxation, barycenter start) or ``2opt`` (pairwise exchange
+    from a random permutation). The G groups are padded with zero-flow dummies to the N
+    cores of the mesh; flows = Q's weights, distances = Manhattan."""
+    from scipy.optimize import quadratic_assignment
+
+    G, N = q.n, rows * cols
+    check_fits(G, rows, cols)
+    if N > max_cores:
+        raise InputError("scipy quadratic_assignment", f"{N} cores is too large for the "
+                         f"dense O(N³) method (limit {max_cores})", "use a smaller mesh")
+    if method not in ("faq", "2opt"):
+        raise InputError("method", f"unknown scipy QAP method {method!r}", "use faq or 2opt")
+    flow = np.zeros((N, N))
+    flow[:G, :G] = q.dense_weights()
+    dist = manhattan_matrix(rows, cols).astype(float)
+    res = quadratic_assignment(flow, dist, method=method,
+                               options={"rng": np.random.default_rng(seed)})
+    return np.asarray(res.col_ind[:G], dtype=np.int64)

@@ -1,0 +1,269 @@
+"""core_assignment instances: building them, named instances, and the DecisionSpec.
+
+``--instance`` (``-i``) accepts:
+
+==========================================  ===============================================
+``lenet5-neurons``, ``vgg-cifar-neurons``,  named instances: neuron graphs of LeNet-5
+``resnet-cifar-neurons``                    (neuron level), VGG-11-CIFAR (8 channels per
+                                            vertex) and ResNet-20-CIFAR (4 channels per
+                                            vertex) on an array sized to fit (below)
+``layered:layers=L,width=W,fanin=F,…``      :func:`chipsched.neurongraph.layered_random`
+``stencil:nx=X,ny=Y,nz=Z,radius=R``         :func:`chipsched.neurongraph.stencil`
+``file.json``                               the generic JSON instance (schema:
+                                            ``docs/schemas/core_assignment.schema.json``)
+                                            — or a network file when it has no ``graph``
+``file.graph`` / ``file.metis``             a METIS graph file, on the chip's array
+``file.zip``                                a seed-004 zip, on the chip's array
+``file.dat``                                a QAPLIB grid QAP (nug*, scr*): one facility
+                                            per core, the grid read from the distances
+a network name or file (``lenet5``, …)      its neuron graph (``channels_per_vertex``,
+                                            default 1) on the chip's array
+==========================================  ===============================================
+
+Arrays "sized to fit" (named instances and generators): the smallest near-square mesh
+with at least ``⌈2 · total size / capacity⌉`` cores — the factor 2 because seed 004's
+recursive bisection halves by vertex count and can produce up to twice the minimum
+number of parts; the capacity comes from the chip (default ``neuro-8x8``: 256). The
+chip also gives the NoC energy per bit and hop.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chipsched.errors import InputError, UnknownNameError
+from chipsched.hardware import Hardware
+from chipsched.instances.core_assignment.formats import (
+    JSON_SCHEMA,
+    SeedZipReader,
+    SeedZipWriter,
+    metis_to_zip,
+    parse_json,
+    read_json,
+    read_metis,
+    read_qaplib,
+    read_qaplib_solution,
+    read_zip,
+    write_json,
+    write_metis,
+    write_zip,
+    zip_to_metis,
+)
+from chipsched.neurongraph import NeuronGraph, from_workload, layered_random, stencil
+from chipsched.problems.core_assignment import Instance, Solution, evaluate
+from chipsched.solvers.registry import REGISTRY, DecisionSpec
+from chipsched.workload import Workload
+
+__all__ = [
+    "JSON_SCHEMA", "NAMED", "SPEC", "SeedZipReader", "SeedZipWriter", "fit_mesh",
+    "make_instance", "metis_to_zip", "named_instance", "parse_json", "qaplib_solution",
+    "read_json", "read_metis", "read_qaplib", "read_qaplib_solution", "read_zip", "render",
+    "write_json", "write_metis", "write_zip", "zip_to_metis",
+]
+
+#: name → (network, channels per vertex, include input neurons)
+NAMED: dict[str, tuple[str, int, bool]] = {
+    "lenet5-neurons": ("lenet5", 1, True),
+    "vgg-cifar-neurons": ("vgg11-cifar", 8, True),
+    "resnet-cifar-neurons": ("resnet20-cifar", 4, True),
+}
+
+GENERATORS = {"layered": layered_random, "stencil": stencil}
+
+#: Headroom of the sized-to-fit arrays (see the module docstring).
+FIT_HEADROOM = 2.0
+
+
+def fit_mesh(total_size: int, capacity: int, headroom: float = FIT_HEADROOM
+             ) -> tuple[int, int]:
+    """Smallest near-square ``(rows, cols)`` with ``rows·cols ≥ ⌈headroom·total/capacity⌉``."""
+    k = max(1, math.ceil(headroom * total_size / capacity))
+    rows = max(1, math.isqrt(k))
+    cols = -(-k // rows)
+    return rows, cols
+
+
+def _capacity(hw: Hardware) -> int:
+    if not hw.core_capacity:
+        raise InputError(f"chip {hw.name!r}", "has no core_capacity (not a neuromorphic "
+                         "array)", "use a chip such as neuro-8x8 or neuro-RxC-kCAP")
+    return int(hw.core_capacity)
+
+
+def _noc(hw: Hardware) -> dict[str, float]:
+    if hw.noc is None:
+        return {}
+    return {"hop_energy_pj_per_bit": hw.noc.hop_energy_pj_per_bit,
+            "link_bandwidth_gb_s": hw.noc.link_bandwidth_gb_s}
+
+
+def _build(name: str, graph: NeuronGraph, rows: int, cols: int, capacity: int, hw: Hardware,
+           objective: str | None, weight_bytes: float = 1.0, **meta: Any) -> Instance:
+    return Instance(name=name, graph=graph, rows=rows, cols=cols, capacity=capacity,
+                    objective=objective or "traffic", weight_bytes=weight_bytes,
+                    meta={"chip": hw.name, **meta}, **_noc(hw))
+
+
+def _parse_params(name: str, text: str, allowed: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in filter(None, text.split(",")):
+        k, eq, v = item.partition("=")
+        k = k.strip()
+        if not eq or k not in allowed:
+            raise InputError(f"instance {name}: parameter {k!r}",
+                             "unknown" if eq else "needs a value (k=v)",
+                             f"parameters: {', '.join(allowed)}")
+        try:
+            out[k] = int(v)
+        except ValueError:
+            raise InputError(f"instance {name}: parameter {k!r}",
+                             f"must be an integer, got {v!r}") from None
+    return out
+
+
+def named_instance(name: str, hw: Hardware, objective: str | None = None) -> Instance:
+    """A named instance (``NAMED``) on an array sized to fit with the chip's capacity."""
+    from chipsched.instances.networks import get_network
+
+    net, g, inp = NAMED[name]
+    w = get_network(net)
+    graph = from_workload(w, channels_per_vertex=g, include_input=inp, name=name)
+    cap = _capacity(hw)
+    rows, cols = fit_mesh(graph.total_size, cap)
+    return _build(name, graph, rows, cols, cap, hw, objective, w.precision_bytes,
+                  network=net, channels_per_vertex=g, sized_to_fit=True)
+
+
+def make_instance(spec: Any, hw: Hardware, objective: str | None = None,
+                  channels_per_vertex: int = 1, include_input: bool = True,
+                  batch: int | None = None) -> Instance:
+    """Resolve ``--instance`` (see the module docstring) into an :class:`Instance`."""
+    if batch not in (None, 1):
+        raise InputError("--batch", "does not apply to core_assignment",
+                         "a neuron graph is per inference")
+    if isinstance(spec, Instance):
+        return spec.with_objective(objective) if objective else spec
+    if isinstance(spec, NeuronGraph):
+        return _build(spec.name, spec, hw.rows, hw.cols, _capacity(hw), hw, objective)
+    if isinstance(spec, Workload):
+        graph = from_workload(spec, channels_per_vertex, include_input)
+        return _build(graph.name, graph, hw.rows, hw.cols, _capacity(hw), hw, objective,
+                      spec.precision_bytes, network=spec.name)
+    s = str(spec)
+    suffix = Path(s).suffix.lower()
+    if suffix == ".json" and Path(s).is_file():
+        from chipsched.instances.formats import read_data
+
+        data = read_data(s)
+        if isinstance(data, dict) and "graph" in data:
+            d = parse_json(data, s)
+            return Instance(name=d["name"], graph=d["graph"], rows=d["rows"], cols=d["cols"],
+                            capacity=d["capacity"],
+                            objective=objective or d.get("objective", "traffic"),
+                            weight_bytes=float(d.get("weight_bytes", 1.0)),
+                            meta={"source": s, "chip": hw.name}, **_noc(hw))
+    if suffix in (".graph", ".metis"):
+        g = read_metis(s)
+        return _build(g.name, g, hw.rows, hw.cols, _capacity(hw), hw, objective, source=s)
+    if suffix == ".zip":
+        g = read_zip(s)
+        return _build(g.name, g, hw.rows, hw.cols, _capacity(hw), hw, objective, source=s)
+    if suffix == ".dat":
+        d = read_qaplib(s)
+        return Instance(name=d["name"], graph=d["graph"], rows=d["rows"], cols=d["cols"],
+                        capacity=1, objective=objective or "traffic",
+                        meta={"source": s, "qaplib_distance": d["distance"], "chip": hw.name},
+                        **_noc(hw))
+    key = s.strip().lower()
+    if key in NAMED:
+        return named_instance(key, hw, objective)
+    gen, _, params = key.partition(":")
+    if gen in GENERATORS:
+        import inspect
+
+        fn = GENERATORS[gen]
+        allowed = {p.name: p.default for p in inspect.signature(fn).parameters.values()
+                   if p.name != "name"}
+        kwargs = _parse_params(gen, params, allowed)
+        if gen == "stencil" and not {"nx", "ny"} <= set(kwargs):
+            raise InputError("instance stencil", "needs nx and ny", "e.g. stencil:nx=64,ny=64")
+        graph = fn(**kwargs, name=s)
+        cap = _capacity(hw)
+        rows, cols = fit_mesh(graph.total_size, cap)
+        return _build(s, graph, rows, cols, cap, hw, objective, sized_to_fit=True)
+    from chipsched.instances.networks import get_network
+
+    try:
+        w = get_network(s)
+    except UnknownNameError as exc:
+        raise UnknownNameError("core_assignment instance", s,
+                               [*NAMED, *GENERATORS, *exc.known]) from None
+    graph = from_workload(w, channels_per_vertex, include_input)
+    return _build(graph.name, graph, hw.rows, hw.cols, _capacity(hw), hw, objective,
+                  w.precision_bytes, network=w.name)
+
+
+def qaplib_solution(instance: Instance, sln_path: str | os.PathLike[str]) -> tuple[Solution,
+                                                                                   int]:
+    """The stored QAPLIB permutation as a :class:`Solution` of a ``.dat`` instance, with
+    the stored optimum. QAPLIB stores p with objective Σ a_ij·b_p(i)p(j); depending on
+    the file, p maps locations to facilities or the reverse (``../shared/data/README``):
+    both readings are evaluated and the one that reproduces the optimum is returned
+    (if neither does, the first reading, so that the caller sees the mismatch)."""
+    n, opt, perm = read_qaplib_solution(sln_path)
+    if n != instance.n:
+        raise InputError(str(sln_path), f"solution for n = {n}, the instance has {instance.n}")
+    inv = np.empty_like(perm)
+    inv[perm] = np.arange(n)
+    candidates = [Solution(perm), Solution(inv)]
+    for sol in candidates:
+        if evaluate(instance.with_objective("traffic"), sol)[0] == opt:
+            return sol, opt
+    return candidates[0], opt
+
+
+def render(instance: Instance, result: Any) -> Any:
+    """Rich renderable for ``chipsched solve``: key metrics and the core-load map."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    m = result.metrics
+    t = Table(title=f"{instance.name}: {instance.n:,} vertices, {instance.graph.m:,} edges "
+                    f"on {instance.rows}×{instance.cols} cores of {instance.capacity}",
+              title_justify="left")
+    for col in ("cut weight", "traffic (w·hops)", "NoC energy", "max link", "cores used",
+                "max load"):
+        t.add_column(col, justify="right")
+    t.add_row(f"{m.get('cut_weight', 0):,}", f"{m.get('traffic', 0):,}",
+              f"{m.get('noc_energy_j', 0):.4g} J", f"{m.get('max_link_bytes', 0):.4g} B",
+              f"{m.get('cores_used', 0)}", f"{m.get('max_core_load', 0)}/{instance.capacity}")
+    parts: list[Any] = [t]
+    if instance.cols <= 48 and instance.rows <= 48 and result.solution is not None:
+        from chipsched.problems.core_assignment import core_loads
+
+        loads = core_loads(instance, result.solution)
+        shades = " ░▒▓█"
+        lines = ["core load (each cell one core; ' ' empty … '█' full):"]
+        for r in range(instance.rows):
+            lines.append("".join(
+                shades[min(4, int(np.ceil(4 * loads[r, c] / instance.capacity)))] * 2
+                for c in range(instance.cols)))
+        parts.append(Text("\n".join(lines)))
+    return Group(*parts)
+
+
+SPEC = REGISTRY.add_decision(DecisionSpec(
+    name="core_assignment",
+    summary="neurons of a neuron graph onto a mesh of capacity-limited cores (seed 004)",
+    default_chip="neuro-8x8",
+    make_instance=make_instance,
+    evaluate=evaluate,
+    render=render,
+    instance_options=("objective", "batch", "channels_per_vertex", "include_input"),
+))

@@ -1,0 +1,734 @@
+"""File formats of the core_assignment decision: generic JSON, METIS graph files, QAPLIB
+grid instances, and the seed-004 varint + deflate zip with streaming reader and writer.
+
+Every reader raises a one-line :class:`~chipsched.errors.InputError` naming the file (and
+line or member) on malformed input; every writer writes through
+:func:`chipsched.instances.formats.atomic_write` or a temporary file renamed into place,
+so nothing half-written is ever left behind.
+
+Seed-004 zip (``../shared/SEEDS.md`` §004 step 1; the document fixes the varint coding,
+per-vertex edge files and deflate, the member names and the header are ours)::
+
+    header      varints: format version (1), n (vertices), m (undirected edges)
+    sizes       n varints: vertex sizes in id order
+    edges/<v>   one member per vertex (decimal id): varint edge count, then per edge
+                four varints: flag, other vertex id, other vertex's size, weight
+                (flag 1 = the edge leaves v, i.e. v < other; 0 = it enters v)
+
+Varints: 7 bits per byte, least significant group first, high bit 1 = more bytes follow
+(the document's figure 2 coding). All members are deflate-compressed.
+Memory: the streaming reader and writer hold O(n) data (sizes, Python's zip directory —
+about 0.3–0.5 KB per vertex), never the edges of more than one batch.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numba as nb
+import numpy as np
+
+from chipsched.errors import InputError
+from chipsched.instances.formats import atomic_write, read_data
+from chipsched.neurongraph import NeuronGraph
+
+# ---------------------------------------------------------------------------------------
+# JSON
+
+JSON_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://chipsched.dev/schemas/core_assignment.schema.json",
+    "title": "chipsched core_assignment instance",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["graph", "cores"],
+    "properties": {
+        "name": {"type": "string"},
+        "objective": {"enum": ["traffic", "cut", "energy"],
+                      "description": "what to minimize (default traffic = Σ w·hops)"},
+        "weight_bytes": {"type": "number", "exclusiveMinimum": 0,
+                         "description": "bytes one unit of edge weight carries per inference "
+                                        "(default 1)"},
+        "graph": {
+            "type": "object", "additionalProperties": False, "required": ["sizes", "edges"],
+            "properties": {
+                "sizes": {"type": "array", "minItems": 1,
+                          "items": {"type": "integer", "minimum": 0},
+                          "description": "neurons per vertex; vertex ids are 0..len-1"},
+                "edges": {"type": "array",
+                          "items": {"type": "array", "minItems": 2, "maxItems": 3,
+                                    "prefixItems": [{"type": "integer", "minimum": 0},
+                                                    {"type": "integer", "minimum": 0},
+                                                    {"type": "integer", "minimum": 0}]},
+                          "description": "[u, v, w]: w synapses between u and v (default 1); "
+                                         "undirected, duplicates summed, u < v is the "
+                                         "direction of the traffic"},
+            },
+        },
+        "cores": {
+            "type": "object", "additionalProperties": False,
+            "required": ["rows", "cols", "capacity"],
+            "properties": {
+                "rows": {"type": "integer", "minimum": 1},
+                "cols": {"type": "integer", "minimum": 1},
+                "capacity": {"type": "integer", "minimum": 1,
+                             "description": "neurons per core"},
+            },
+        },
+    },
+}
+
+
+def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Parse and validate a generic JSON instance; returns ``{graph, rows, cols, capacity,
+    name, objective?, weight_bytes?}`` (the graph as a :class:`NeuronGraph`)."""
+    data = read_data(path)
+    return parse_json(data, str(path))
+
+
+def parse_json(data: Any, source: str = "instance") -> dict[str, Any]:
+    from chipsched.schemas import validate
+
+    validate(data, JSON_SCHEMA, source)
+    sizes = np.asarray(data["graph"]["sizes"], dtype=np.int64)
+    edges = data["graph"]["edges"]
+    n = sizes.shape[0]
+    u = np.fromiter((e[0] for e in edges), np.int64, len(edges))
+    v = np.fromiter((e[1] for e in edges), np.int64, len(edges))
+    w = np.fromiter((e[2] if len(e) > 2 else 1 for e in edges), np.int64, len(edges))
+    bad = np.flatnonzero((u >= n) | (v >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise InputError(f"{source}.graph.edges.{i}",
+                         f"vertex {int(max(u[i], v[i]))} does not exist",
+                         f"vertex ids are 0..{n - 1} (one per entry of sizes)")
+    name = data.get("name") or Path(source).stem
+    graph = NeuronGraph.from_edges(sizes, u, v, w, name=name)
+    out = {"graph": graph, "name": name, "rows": data["cores"]["rows"],
+           "cols": data["cores"]["cols"], "capacity": data["cores"]["capacity"]}
+    for k in ("objective", "weight_bytes"):
+        if k in data:
+            out[k] = data[k]
+    return out
+
+
+def write_json(path: str | os.PathLike[str], graph: NeuronGraph, rows: int, cols: int,
+               capacity: int, **extra: Any) -> Path:
+    """Write a generic JSON instance (atomically)."""
+    import json
+
+    u, v, w = graph.edges()
+    data = {"name": extra.pop("name", graph.name), **extra,
+            "graph": {"sizes": graph.sizes.tolist(),
+                      "edges": np.stack([u, v, w], axis=1).tolist() if u.size else []},
+            "cores": {"rows": int(rows), "cols": int(cols), "capacity": int(capacity)}}
+    return atomic_write(path, lambda fh: json.dump(data, fh))
+
+
+# ---------------------------------------------------------------------------------------
+# METIS graph files
+
+
+def _metis_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of the non-comment lines; empty lines are kept (in METIS an
+    empty vertex line is an isolated vertex)."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            for i, line in enumerate(fh, start=1):
+                if line.startswith("%"):
+                    continue
+                yield i, line.rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise InputError(str(path), "not a METIS graph file (binary data)",
+                         "give a text file in METIS format") from None
+
+
+def _metis_header(path: Path, lines: Iterator[tuple[int, str]]) -> tuple[int, int, bool, bool,
+                                                                          bool, int]:
+    for ln, text in lines:
+        if not text.strip():
+            continue
+        parts = text.split()
+        try:
+            nums = [int(p) for p in parts]
+        except ValueError:
+            raise InputError(f"{path}:{ln}", f"malformed METIS header {text.strip()!r}",
+                             "the first line is 'n m [fmt [ncon]]'") from None
+        if len(nums) < 2 or len(nums) > 4 or nums[0] < 0 or nums[1] < 0:
+            raise InputError(f"{path}:{ln}", f"malformed METIS header {text.strip()!r}",
+                             "the first line is 'n m [fmt [ncon]]'")
+        fmt = parts[2] if len(parts) > 2 else "0"
+        if len(fmt) > 3 or any(ch not in "01" for ch in fmt):
+            raise InputError(f"{path}:{ln}", f"unknown METIS fmt {fmt!r}",
+                             "fmt is up to three 0/1 digits (vsize, vwgt, ewgt)")
+        fmt = fmt.zfill(3)
+        has_vsize, has_vw, has_ew = fmt[0] == "1", fmt[1] == "1", fmt[2] == "1"
+        ncon = nums[3] if len(nums) > 3 else (1 if has_vw else 0)
+        if ncon > 1:
+            raise InputError(f"{path}:{ln}", f"{ncon} vertex weights per vertex",
+                             "core_assignment reads one vertex weight (the size)")
+        return nums[0], nums[1], has_vsize, has_vw, has_ew, ncon
+    raise InputError(str(path), "empty METIS file", "the first line is 'n m [fmt [ncon]]'")
+
+
+def _parse_vertex_line(path: Path, ln: int, text: str, n: int, has_vsize: bool, ncon: int,
+                       has_ew: bool) -> tuple[int, np.ndarray, np.ndarray]:
+    try:
+        vals = np.array(text.split(), dtype=np.int64)
+    except ValueError:
+        raise InputError(f"{path}:{ln}", "non-integer entry in a vertex line",
+                         "METIS vertex lines hold integers only") from None
+    head = int(has_vsize) + ncon
+    if vals.shape[0] < head:
+        raise InputError(f"{path}:{ln}", "vertex line too short for the header's fmt")
+    size = int(vals[int(has_vsize)]) if ncon else 1
+    rest = vals[head:]
+    if has_ew:
+        if rest.shape[0] % 2:
+            raise InputError(f"{path}:{ln}", "odd number of entries in (neighbour, weight) "
+                             "pairs", "fmt ...1 lists a weight after every neighbour")
+        nb_, w = rest[0::2], rest[1::2]
+    else:
+        nb_, w = rest, np.ones(rest.shape[0], np.int64)
+    if size < 0:
+        raise InputError(f"{path}:{ln}", f"negative vertex weight {size}")
+    if nb_.size and (nb_.min() < 1 or nb_.max() > n):
+        raise InputError(f"{path}:{ln}", f"neighbour {int(nb_[(nb_ < 1) | (nb_ > n)][0])} "
+                         f"out of range", f"neighbours are 1..{n}")
+    if w.size and w.min() <= 0:
+        raise InputError(f"{path}:{ln}", f"non-positive edge weight {int(w.min())}",
+                         "METIS edge weights are > 0")
+    return size, nb_ - 1, w
+
+
+def read_metis(path: str | os.PathLike[str], name: str | None = None) -> NeuronGraph:
+    """Read a METIS graph file (``n m [fmt [ncon]]``, 1-based, both directions listed;
+    vertex weights become sizes, default 1; edge weights default 1). Checks counts,
+    ranges, self-loops, duplicates and symmetry; errors name the file and line."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(str(p), "file not found", "check the path")
+    lines = _metis_lines(p)
+    n, m, has_vsize, _, has_ew, ncon = _metis_header(p, lines)
+    sizes = np.ones(n, np.int64)
+    counts = np.zeros(n + 1, np.int64)
+    nbrs: list[np.ndarray] = []
+    wts: list[np.ndarray] = []
+    v = 0
+    last_ln = 0
+    for ln, text in lines:
+        last_ln = ln
+        if v >= n:
+            if text.strip():
+                raise InputError(f"{p}:{ln}", f"more than n = {n} vertex lines",
+                                 "fix n in the header or remove the extra lines")
+            continue
+        size, nb_, w = _parse_vertex_line(p, ln, text, n, has_vsize, ncon, has_ew)
+        if (nb_ == v).any():
+            raise InputError(f"{p}:{ln}", f"self-loop on vertex {v + 1}",
+                             "METIS graphs have no self-loops")
+        sizes[v] = size
+        counts[v + 1] = nb_.shape[0]
+        nbrs.append(nb_)
+        wts.append(w)
+        v += 1
+    if v < n:
+        raise InputError(f"{p}:{last_ln}", f"only {v} vertex lines, the header says {n}",
+                         "the file is truncated or n is wrong")
+    indptr = np.cumsum(counts)
+    if indptr[-1] != 2 * m:
+        raise InputError(str(p), f"{indptr[-1]} adjacency entries, the header's m = {m} "
+                         f"needs {2 * m}", "every edge is listed at both of its ends")
+    indices = np.concatenate(nbrs) if nbrs else np.zeros(0, np.int64)
+    weights = np.concatenate(wts) if wts else np.zeros(0, np.int64)
+    g = NeuronGraph(sizes, indptr, indices, weights, name or p.stem, {"source": str(p)})
+    return g.validate(str(p))
+
+
+def write_metis(path: str | os.PathLike[str], graph: NeuronGraph, chunk: int = 65536) -> Path:
+    """Write a METIS graph file (fmt 011: sizes and edge weights; 001 when all sizes
+    are 1), atomically."""
+    unit = bool((graph.sizes == 1).all())
+
+    def write(fh: Any) -> None:
+        fh.write(f"{graph.n} {graph.m} {'001' if unit else '011'}\n")
+        for v0 in range(0, graph.n, chunk):
+            v1 = min(graph.n, v0 + chunk)
+            out = []
+            for v in range(v0, v1):
+                a, b = graph.indptr[v], graph.indptr[v + 1]
+                pairs = np.empty(2 * (b - a), np.int64)
+                pairs[0::2] = graph.indices[a:b] + 1
+                pairs[1::2] = graph.weights[a:b]
+                body = " ".join(map(str, pairs.tolist()))
+                out.append(body if unit else f"{int(graph.sizes[v])} {body}".rstrip())
+            fh.write("\n".join(out) + "\n")
+
+    return atomic_write(path, write)
+
+
+# ---------------------------------------------------------------------------------------
+# QAPLIB grid instances
+
+
+def _grid_shape(d: np.ndarray) -> tuple[int, int] | None:
+    n = d.shape[0]
+    for r in range(1, n + 1):
+        if n % r:
+            continue
+        c = n // r
+        rr, cc = np.divmod(np.arange(n), c)
+        man = np.abs(rr[:, None] - rr[None, :]) + np.abs(cc[:, None] - cc[None, :])
+        if np.array_equal(man, d):
+            return r, c
+    return None
+
+
+def read_qaplib(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A QAPLIB ``.dat`` file whose distance matrix is the Manhattan distance of a
+    row-major grid (nug*, scr*, …) as a placement instance: one vertex of size 1 per
+    facility, capacity 1, the grid as the core array, edge weight ``a_ij + a_ji`` of the
+    flow matrix (so that Σ w·hops over undirected edges equals the QAP objective
+    Σ_ij a_ij·d_p(i)p(j)). Returns ``{graph, rows, cols, capacity, name, distance}`` with
+    ``distance`` = 'A' or 'B' (which matrix was the grid)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(str(p), "file not found", "check the path")
+    try:
+        toks = np.array(p.read_text().split(), dtype=np.int64)
+    except (ValueError, UnicodeDecodeError):
+        raise InputError(str(p), "not a QAPLIB .dat file (non-integer data)") from None
+    if toks.size < 1 or toks[0] < 1 or toks.size != 1 + 2 * int(toks[0]) ** 2:
+        raise InputError(str(p), "not a QAPLIB .dat file",
+                         "expected n, then two n×n integer matrices")
+    n = int(toks[0])
+    a = toks[1:1 + n * n].reshape(n, n)
+    b = toks[1 + n * n:].reshape(n, n)
+    for which, dist, flow in (("A", a, b), ("B", b, a)):
+        shape = _grid_shape(dist)
+        if shape is not None:
+            f = flow + flow.T
+            np.fill_diagonal(f, 0)
+            if (f < 0).any():
+                raise InputError(str(p), "negative flows", "flows must be >= 0")
+            iu, ju = np.triu_indices(n, 1)
+            graph = NeuronGraph.from_edges(np.ones(n, np.int64), iu, ju, f[iu, ju],
+                                           name=p.stem, meta={"source": str(p)})
+            return {"graph": graph, "rows": shape[0], "cols": shape[1], "capacity": 1,
+                    "name": p.stem, "distance": which}
+    raise InputError(str(p), "neither matrix is the Manhattan distance of a grid",
+                     "core_assignment reads grid QAPs only (nug*, scr*, …)")
+
+
+def read_qaplib_solution(path: str | os.PathLike[str]) -> tuple[int, int, np.ndarray]:
+    """``(n, optimum, permutation)`` of a QAPLIB ``.sln`` file (permutation 0-based)."""
+    toks = Path(path).read_text().split()
+    n, opt = int(toks[0]), int(toks[1])
+    perm = np.array([int(t) - 1 for t in toks[2:2 + n]], dtype=np.int64)
+    return n, opt, perm
+
+
+# ---------------------------------------------------------------------------------------
+# seed-004 varint + deflate zip
+
+
+@nb.njit(cache=True)
+def encode_varints(values):  # pragma: no cover - numba
+    """LEB128-style varints of non-negative int64 values (7 bits per byte, high bit 1 =
+    more bytes follow)."""
+    out = np.empty(values.shape[0] * 10, np.uint8)
+    k = 0
+    for i in range(values.shape[0]):
+        x = np.uint64(values[i])
+        while x >= np.uint64(0x80):
+            out[k] = np.uint8((x & np.uint64(0x7F)) | np.uint64(0x80))
+            x >>= np.uint64(7)
+            k += 1
+        out[k] = np.uint8(x)
+        k += 1
+    return out[:k]
+
+
+@nb.njit(cache=True)
+def decode_varints(buf, count):  # pragma: no cover - numba
+    """Decode up to ``count`` varints from ``buf`` (count < 0: all). Returns
+    ``(values, bytes_used, ok)``; ``ok`` is False on a truncated or over-long varint."""
+    cap = buf.shape[0] if count < 0 else count
+    out = np.empty(cap, np.int64)
+    k = 0
+    i = 0
+    while i < buf.shape[0] and (count < 0 or k < count):
+        x = np.uint64(0)
+        shift = 0
+        while True:
+            if i >= buf.shape[0] or shift > 63:
+                return out[:k], i, False
+            b = buf[i]
+            i += 1
+            x |= np.uint64(b & 0x7F) << np.uint64(shift)
+            if b < 0x80:
+                break
+            shift += 7
+        if x > np.uint64(9223372036854775807):
+            return out[:k], i, False
+        out[k] = np.int64(x)
+        k += 1
+    return out[:k], i, True
+
+
+@nb.njit(cache=True)
+def _decode_batch(buf, offsets, verts, n, sizes):  # pragma: no cover - numba
+    """Decode the edge members of vertices ``verts`` (bytes concatenated, member i at
+    buf[offsets[i]:offsets[i+1]]) into CSR rows; check every field. Returns
+    (indptr, indices, weights, err_vertex, err_code)."""
+    nv = offsets.shape[0] - 1
+    total = 0
+    # first pass: counts
+    counts = np.zeros(nv, np.int64)
+    for i in range(nv):
+        vals, used, ok = decode_varints(buf[offsets[i]:offsets[i + 1]], 1)
+        if not ok or vals.shape[0] != 1:
+            return (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                    verts[i], 1)
+        counts[i] = vals[0]
+        total += vals[0]
+    indptr = np.zeros(nv + 1, np.int64)
+    indices = np.empty(total, np.int64)
+    weights = np.empty(total, np.int64)
+    for i in range(nv):
+        v = verts[i]
+        vals, used, ok = decode_varints(buf[offsets[i]:offsets[i + 1]], -1)
+        if not ok:
+            return indptr, indices, weights, v, 1
+        c = counts[i]
+        if vals.shape[0] != 1 + 4 * c:
+            return indptr, indices, weights, v, 2
+        indptr[i + 1] = indptr[i] + c
+        for e in range(c):
+            flag = vals[1 + 4 * e]
+            other = vals[2 + 4 * e]
+            osize = vals[3 + 4 * e]
+            w = vals[4 + 4 * e]
+            if other < 0 or other >= n or other == v:
+                return indptr, indices, weights, v, 3
+            if flag != (1 if v < other else 0):
+                return indptr, indices, weights, v, 4
+            if osize != sizes[other]:
+                return indptr, indices, weights, v, 5
+            if w <= 0:
+                return indptr, indices, weights, v, 6
+            indices[indptr[i] + e] = other
+            weights[indptr[i] + e] = w
+    return indptr, indices, weights, -1, 0
+
+
+@nb.njit(cache=True)
+def _encode_rows(indptr, indices, weights, v0, sizes):  # pragma: no cover - numba
+    """Encode rows (local CSR of vertices v0..) into member bytes; returns (buf, offsets)."""
+    nv = indptr.shape[0] - 1
+    vals = np.empty(nv + 4 * indices.shape[0], np.int64)
+    voff = np.zeros(nv + 1, np.int64)
+    k = 0
+    for i in range(nv):
+        v = v0 + i
+        vals[k] = indptr[i + 1] - indptr[i]
+        k += 1
+        for j in range(indptr[i], indptr[i + 1]):
+            o = indices[j]
+            vals[k] = 1 if v < o else 0
+            vals[k + 1] = o
+            vals[k + 2] = sizes[o]
+            vals[k + 3] = weights[j]
+            k += 4
+        voff[i + 1] = k
+    out = np.empty(vals.shape[0] * 10, np.uint8)
+    offs = np.zeros(nv + 1, np.int64)
+    b = 0
+    for i in range(nv):
+        for q in range(voff[i], voff[i + 1]):
+            x = np.uint64(vals[q])
+            while x >= np.uint64(0x80):
+                out[b] = np.uint8((x & np.uint64(0x7F)) | np.uint64(0x80))
+                x >>= np.uint64(7)
+                b += 1
+            out[b] = np.uint8(x)
+            b += 1
+        offs[i + 1] = b
+    return out[:b], offs
+
+
+_ERRORS = {1: "truncated varint", 2: "edge count does not match the data",
+           3: "neighbour id out of range or a self-loop", 4: "direction flag inconsistent",
+           5: "neighbour size differs from the sizes member", 6: "non-positive weight"}
+
+FORMAT_VERSION = 1
+
+
+def _corrupt(path: Any, what: str) -> InputError:
+    return InputError(str(path), f"corrupt seed-004 zip: {what}",
+                      "re-export the graph (chipsched.instances.core_assignment.write_zip)")
+
+
+class SeedZipReader:
+    """Streaming reader of the seed-004 zip: O(n) memory (sizes and the zip directory),
+    edges read one vertex or one batch at a time.
+
+    ``reader.n``, ``reader.m``, ``reader.sizes``; ``reader.vertex(v)`` → ``(neighbours,
+    weights)``; ``reader.batches(size)`` yields ``(v0, indptr, indices, weights)`` for
+    consecutive vertex ranges; ``reader.load()`` builds the whole :class:`NeuronGraph`
+    (symmetry checked). Use as a context manager.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise InputError(str(self.path), "file not found", "check the path")
+        try:
+            self._zf = zipfile.ZipFile(self.path)
+            head = self._read("header")
+            vals, _, ok = decode_varints(np.frombuffer(head, np.uint8), -1)
+            if not ok or vals.shape[0] != 3 or vals[0] != FORMAT_VERSION:
+                raise _corrupt(self.path, "bad header member")
+            self.n, self.m = int(vals[1]), int(vals[2])
+            sz, _, ok = decode_varints(np.frombuffer(self._read("sizes"), np.uint8), -1)
+            if not ok or sz.shape[0] != self.n:
+                raise _corrupt(self.path, f"sizes member holds {sz.shape[0]} values, "
+                               f"header says n = {self.n}")
+            self.sizes = sz
+        except InputError:
+            self.close()
+            raise
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError,
+                NotImplementedError, ValueError) as exc:
+            self.close()
+            raise _corrupt(self.path, f"{type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+
+    def _read(self, member: str) -> bytes:
+        try:
+            return self._zf.read(member)
+        except KeyError:
+            raise _corrupt(self.path, f"member {member!r} missing") from None
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+            raise _corrupt(self.path, f"member {member!r}: {type(exc).__name__}") from None
+
+    def close(self) -> None:
+        zf = getattr(self, "_zf", None)
+        if zf is not None:
+            zf.close()
+            self._zf = None
+
+    def __enter__(self) -> SeedZipReader:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def read_rows(self, vertices: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR rows ``(indptr, indices, weights)`` of the given vertices (any order)."""
+        verts = np.asarray(vertices, dtype=np.int64)
+        chunks = [self._read(f"edges/{int(v)}") for v in verts]
+        offsets = np.zeros(len(chunks) + 1, np.int64)
+        offsets[1:] = np.cumsum([len(c) for c in chunks])
+        buf = np.frombuffer(b"".join(chunks), np.uint8)
+        ptr, idx, w, bad, code = _decode_batch(buf, offsets, verts, self.n, self.sizes)
+        if code:
+            raise _corrupt(self.path, f"member edges/{bad}: {_ERRORS[int(code)]}")
+        return ptr, idx, w
+
+    def vertex(self, v: int) -> tuple[np.ndarray, np.ndarray]:
+        """Neighbours and weights of vertex ``v``."""
+        if not 0 <= v < self.n:
+            raise InputError("vertex", f"{v} is not in 0..{self.n - 1}")
+        _, idx, w = self.read_rows([v])
+        return idx, w
+
+    def batches(self, size: int = 65536) -> Iterator[tuple[int, np.ndarray, np.ndarray,
+                                                          np.ndarray]]:
+        """``(v0, indptr, indices, weights)`` for vertices v0..v0+len(indptr)-2."""
+        for v0 in range(0, self.n, size):
+            v1 = min(self.n, v0 + size)
+            ptr, idx, w = self.read_rows(np.arange(v0, v1))
+            yield v0, ptr, idx, w
+
+    def load(self, name: str | None = None) -> NeuronGraph:
+        """The whole graph in memory (symmetry and edge count checked)."""
+        ptrs, idxs, ws = [np.zeros(1, np.int64)], [], []
+        for _, ptr, idx, w in self.batches():
+            ptrs.append(ptr[1:] + ptrs[-1][-1])
+            idxs.append(idx)
+            ws.append(w)
+        indptr = np.concatenate(ptrs)
+        if indptr[-1] != 2 * self.m:
+            raise _corrupt(self.path, f"{indptr[-1]} edge entries, header says m = {self.m}")
+        g = NeuronGraph(self.sizes.copy(), indptr,
+                        np.concatenate(idxs) if idxs else np.zeros(0, np.int64),
+                        np.concatenate(ws) if ws else np.zeros(0, np.int64),
+                        name or self.path.stem, {"source": str(self.path)})
+        try:
+            return g.validate()
+        except InputError as exc:
+            raise _corrupt(self.path, exc.problem) from None
+
+
+class SeedZipWriter:
+    """Streaming writer of the seed-004 zip: vertices are added in id order (one call per
+    vertex or per batch of rows); the archive is written to a temporary file in the
+    target folder and renamed into place by :meth:`close` — an exception inside the
+    ``with`` block (or a missing vertex) deletes it, so nothing half-written remains."""
+
+    def __init__(self, path: str | os.PathLike[str], sizes: Any, compresslevel: int = 6):
+        self.path = Path(path)
+        self.sizes = np.ascontiguousarray(sizes, dtype=np.int64)
+        if self.sizes.ndim != 1 or (self.sizes.size and self.sizes.min() < 0):
+            raise InputError("sizes", "must be a list of non-negative integers")
+        self.n = int(self.sizes.shape[0])
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        os.close(fd)
+        self._zf = zipfile.ZipFile(self._tmp, "w", zipfile.ZIP_DEFLATED,
+                                   compresslevel=compresslevel)
+        self._next = 0
+        self._entries = 0
+
+    def add_rows(self, indptr: Any, indices: Any, weights: Any) -> None:
+        """Add the next ``len(indptr) - 1`` vertices (their neighbours and weights)."""
+        indptr = np.asarray(indptr, dtype=np.int64)
+        indices = np.asarray(indices, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.int64)
+        nv = indptr.shape[0] - 1
+        v0 = self._next
+        if v0 + nv > self.n:
+            raise InputError("SeedZipWriter", f"more than n = {self.n} vertices added")
+        if indices.size and (indices.min() < 0 or indices.max() >= self.n):
+            raise InputError("SeedZipWriter", "neighbour id out of range")
+        if weights.size and weights.min() <= 0:
+            raise InputError("SeedZipWriter", "edge weights must be > 0")
+        buf, offs = _encode_rows(indptr, indices, weights, v0, self.sizes)
+        raw = buf.tobytes()
+        for i in range(nv):
+            self._zf.writestr(f"edges/{v0 + i}", raw[offs[i]:offs[i + 1]])
+        self._next += nv
+        self._entries += int(indptr[-1] - indptr[0])
+
+    def add_vertex(self, neighbors: Any, weights: Any) -> None:
+        """Add the next vertex."""
+        nbr = np.asarray(neighbors, dtype=np.int64)
+        self.add_rows(np.array([0, nbr.shape[0]]), nbr, weights)
+
+    def close(self) -> Path:
+        if self._zf is None:
+            return self.path
+        try:
+            if self._next != self.n:
+                raise InputError("SeedZipWriter", f"only {self._next} of {self.n} vertices "
+                                 "were added")
+            if self._entries % 2:
+                raise InputError("SeedZipWriter", "odd number of edge entries: the graph "
+                                 "is not symmetric")
+            self._zf.writestr("header", encode_varints(
+                np.array([FORMAT_VERSION, self.n, self._entries // 2], np.int64)).tobytes())
+            self._zf.writestr("sizes", encode_varints(self.sizes).tobytes())
+            self._zf.close()
+            self._zf = None
+            os.replace(self._tmp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+        return self.path
+
+    def abort(self) -> None:
+        if self._zf is not None:
+            try:
+                self._zf.close()
+            except Exception:  # noqa: BLE001 - best effort before deleting the file
+                pass
+            self._zf = None
+        Path(self._tmp).unlink(missing_ok=True)
+
+    def __enter__(self) -> SeedZipWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+
+def write_zip(path: str | os.PathLike[str], graph: NeuronGraph, batch: int = 65536) -> Path:
+    """Write a graph as a seed-004 zip (streamed in batches of vertices)."""
+    with SeedZipWriter(path, graph.sizes) as w:
+        for v0 in range(0, graph.n, batch):
+            v1 = min(graph.n, v0 + batch)
+            a, b = graph.indptr[v0], graph.indptr[v1]
+            w.add_rows(graph.indptr[v0:v1 + 1] - a, graph.indices[a:b], graph.weights[a:b])
+    return Path(path)
+
+
+def read_zip(path: str | os.PathLike[str], name: str | None = None) -> NeuronGraph:
+    """Read a whole seed-004 zip into memory."""
+    with SeedZipReader(path) as r:
+        return r.load(name)
+
+
+def metis_to_zip(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> Path:
+    """Convert a METIS file to a seed-004 zip without holding the edges in memory: one
+    pass for the sizes (O(n)), one pass writing vertex by vertex."""
+    p = Path(src)
+    if not p.is_file():
+        raise InputError(str(p), "file not found", "check the path")
+    lines = _metis_lines(p)
+    n, m, has_vsize, _, has_ew, ncon = _metis_header(p, lines)
+    sizes = np.ones(n, np.int64)
+    v = 0
+    for ln, text in lines:
+        if v >= n:
+            if text.strip():
+                raise InputError(f"{p}:{ln}", f"more than n = {n} vertex lines")
+            continue
+        size, _, _ = _parse_vertex_line(p, ln, text, n, has_vsize, ncon, has_ew)
+        sizes[v] = size
+        v += 1
+    if v < n:
+        raise InputError(str(p), f"only {v} vertex lines, the header says {n}")
+    lines = _metis_lines(p)
+    _metis_header(p, lines)
+    with SeedZipWriter(dst, sizes) as w:
+        for v, (ln, text) in enumerate(itertools.islice(lines, n)):
+            _, nb_, wt = _parse_vertex_line(p, ln, text, n, has_vsize, ncon, has_ew)
+            if (nb_ == v).any():
+                raise InputError(f"{p}:{ln}", f"self-loop on vertex {v + 1}")
+            w.add_vertex(nb_, wt)
+        if w._entries != 2 * m:
+            raise InputError(str(p), f"{w._entries} adjacency entries, the header's m = {m} "
+                             f"needs {2 * m}")
+    return Path(dst)
+
+
+def zip_to_metis(src: str | os.PathLike[str], dst: str | os.PathLike[str],
+                 batch: int = 65536) -> Path:
+    """Convert a seed-004 zip to a METIS file, streaming batch by batch."""
+    with SeedZipReader(src) as r:
+        unit = bool((r.sizes == 1).all())
+
+        def write(fh: Any) -> None:
+            fh.write(f"{r.n} {r.m} {'001' if unit else '011'}\n")
+            for v0, ptr, idx, w in r.batches(batch):
+                out = []
+                for i in range(ptr.shape[0] - 1):
+                    pairs = np.empty(2 * (ptr[i + 1] - ptr[i]), np.int64)
+                    pairs[0::2] = idx[ptr[i]:ptr[i + 1]] + 1
+                    pairs[1::2] = w[ptr[i]:ptr[i + 1]]
+                    body = " ".join(map(str, pairs.tolist()))
+                    out.append(body if unit else f"{int(r.sizes[v0 + i])} {body}".rstrip())
+                fh.write("\n".join(out) + "\n")
+
+        return atomic_write(dst, write)

@@ -1,0 +1,74 @@
+"""The core_assignment evaluator on hand-computed numbers, and instance/solution checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chipsched.errors import InputError
+from chipsched.neurongraph import NeuronGraph
+from chipsched.problems.core_assignment import Instance, Solution, core_loads, evaluate, link_loads
+
+
+def _square() -> Instance:
+    g = NeuronGraph.from_edges([1, 1, 1, 1], [0, 0, 1, 2], [1, 2, 3, 3], [3, 2, 5, 1])
+    return Instance("sq", g, rows=2, cols=2, capacity=2, weight_bytes=2.0,
+                    hop_energy_pj_per_bit=0.7)
+
+
+def test_evaluator_by_hand():
+    inst = _square()
+    sol = Solution(np.array([0, 0, 1, 3]))
+    obj, m = evaluate(inst, sol)
+    # (0,1) on one core; (0,2) 1 hop ×2; (1,3) 2 hops ×5; (2,3) 1 hop ×1
+    assert m["cut_weight"] == 8 and m["traffic"] == 13 and obj == 13.0
+    assert m["byte_hops"] == 26.0
+    assert m["noc_energy_j"] == pytest.approx(26 * 8 * 0.7e-12, rel=1e-12)
+    # XY: east (0,0)->(0,1) carries edges (0,2) and (1,3): (2+5)·2 bytes; south
+    # (0,1)->(1,1) carries (1,3) and (2,3): (5+1)·2 bytes
+    links = link_loads(inst, sol)
+    assert links.east[0, 0] == 14 and links.south[0, 1] == 12 and links.west.sum() == 0
+    assert m["max_link_bytes"] == 14 and m["busiest_link"] == {"from": [0, 0], "to": [0, 1],
+                                                               "bytes": 14.0}
+    assert m["cores_used"] == 3 and m["max_core_load"] == 2 and m["mean_hops"] == 13 / 8
+    assert core_loads(inst, sol).tolist() == [[2, 1], [0, 1]]
+    assert evaluate(inst.with_objective("cut"), sol)[0] == 8.0
+    assert evaluate(inst.with_objective("energy"), sol)[0] == m["noc_energy_j"]
+
+
+def test_direction_convention_u_to_v():
+    g = NeuronGraph.from_edges([1, 1], [1], [0], [4])  # stored either way: flows 0 -> 1
+    inst = Instance("d", g, 1, 2, 1)
+    assert link_loads(inst, [0, 1]).east[0, 0] == 4
+    assert link_loads(inst, [1, 0]).west[0, 0] == 4
+
+
+def test_infeasible_solutions_are_rejected():
+    inst = _square()
+    with pytest.raises(InputError, match=r"core 0 \(0, 0\).*holds 3 neurons, over its "
+                                         r"capacity 2"):
+        evaluate(inst, [0, 0, 0, 1])
+    with pytest.raises(InputError, match=r"solution.core\[2\].*not on the 2×2 array"):
+        evaluate(inst, [0, 1, 7, 2])
+    with pytest.raises(InputError, match="has 3 entries"):
+        evaluate(inst, [0, 1, 2])
+
+
+def test_instance_errors_name_the_problem_and_the_fix():
+    g = NeuronGraph.from_edges([3, 1], [0], [1], [1])
+    with pytest.raises(InputError, match=r"sizes\[0\].*vertex 0 has 3 neurons, more than a "
+                                         r"core's capacity 2.*neuro-RxC-kCAP") as e:
+        Instance("x", g, 2, 2, 2)
+    assert "\n" not in str(e.value)
+    with pytest.raises(InputError, match=r"total size 4 exceeds the array's 1×1×3"):
+        Instance("x", g, 1, 1, 3)
+    with pytest.raises(InputError, match="unknown objective"):
+        Instance("x", g, 2, 2, 4, objective="latency")
+
+
+def test_forced_partition_and_groups():
+    g = NeuronGraph.from_edges([2, 2, 3], [0], [1], [1])
+    assert Instance("f", g, 2, 2, 3).forced_partition is True  # 2 + 2 > 3
+    assert Instance("f", g, 2, 2, 4).forced_partition is False
+    group, cores = Solution(np.array([3, 1, 3])).groups()
+    assert group.tolist() == [0, 1, 0] and cores.tolist() == [3, 1]
