@@ -256,7 +256,7 @@ def bruteforce(instance: Instance, options: SolveOptions,
                 traffic += wt * (abs(ca // cols - cb // cols) + abs(ca % cols - cb % cols))
         return instance.objective_from_traffic(traffic, cut)
 
-    res = enumerate_best(itertools.product(range(N), repeat=n), value, size=total,
+    res = enumerate_best(itertools.product(range(N), repeat=n), value, size=N ** n,
                          max_candidates=max_candidates, what=f"instance {instance.name!r}")
     if res.best is None:
         return MethodOutput(Status.INFEASIBLE, message="no assignment fits the capacities")
