@@ -61,6 +61,26 @@ def split_options(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     return opts, params
 
 
+def method_params(decision: str, method: str, *, registry_: Registry | None = None
+                  ) -> dict[str, Any]:
+    """The parameters a method takes beyond (instance, options), with their defaults."""
+    import inspect
+
+    m = (registry_ or registry()).get(decision, method)
+    sig = inspect.signature(m.func)
+    return {name: (None if p.default is inspect.Parameter.empty else p.default)
+            for name, p in list(sig.parameters.items())[2:]
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def _check_params(decision: str, method: str, params: dict[str, Any], reg: Registry) -> None:
+    known = method_params(decision, method, registry_=reg)
+    for k in params:
+        if k not in known:
+            raise InputError(f"parameter {k!r}", f"is not a parameter of {decision}/{method}",
+                             f"its parameters: {', '.join(known) or 'none'}")
+
+
 def make_instance(decision: str, instance: Any, chip: Any = None, *,
                   registry_: Registry | None = None, **options: Any) -> Any:
     """Build a decision's instance from ``instance`` (a network name or file, a
@@ -97,6 +117,7 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
     if isinstance(opt_kw.get("warm_start"), Result):
         opt_kw["warm_start"] = opt_kw["warm_start"].solution
     opts = (options or SolveOptions()).replace(**opt_kw) if opt_kw else (options or SolveOptions())
+    _check_params(decision, method, params, reg)
     t0 = time.perf_counter()
     out = m.func(instance, opts, **params)
     wall = time.perf_counter() - t0
@@ -138,11 +159,19 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
 
     Randomized methods run once per seed; deterministic ones once. The list is in the
     order run; use :func:`best_bound` and ``Result.versus`` for the headline numbers.
+    Method parameters among ``kwargs`` go to the methods that take them; one that no
+    method takes is an error.
     """
     reg = registry_ or registry()
     names = list(methods) if methods else list(reg.methods(decision))
     for n in names:
         reg.get(decision, n)  # fail fast on an unknown name
+    opt_kw, params = split_options(kwargs)
+    accepted = {n: set(method_params(decision, n, registry_=reg)) for n in names}
+    for k in params:
+        if not any(k in a for a in accepted.values()):
+            raise InputError(f"parameter {k!r}", f"is taken by none of the methods compared "
+                             f"({', '.join(names)})")
     seeds = list(seeds)
     runs = [(n, s) for n in names for s in (seeds if reg.get(decision, n).randomized
                                              else seeds[:1])]
@@ -153,8 +182,9 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
         for n, s in runs:
             if p:
                 p.update(task, description=f"{decision}: {n} (seed {s})")
+            mine = {k: v for k, v in params.items() if k in accepted[n]}
             results.append(solve(decision, instance, n, options=options, registry_=reg,
-                                 seed=s, **kwargs))
+                                 **{**opt_kw, "seed": s}, **mine))
             if p:
                 p.advance(task)
     return results

@@ -29,7 +29,14 @@ EXIT_BAD_INPUT = 2
 
 
 def _out() -> Console:
-    return Console(highlight=False)
+    import os
+
+    con = Console(highlight=False)
+    # piped into a file or a log: rich falls back to 80 columns and truncates method
+    # names; a wider table is what one pastes into notes
+    if not con.is_terminal and "COLUMNS" not in os.environ:
+        con = Console(highlight=False, width=140)
+    return con
 
 
 def _err() -> Console:
@@ -76,14 +83,33 @@ def _si(x: float, unit: str = "", digits: int = 3) -> str:
 
 @app.command("list")
 @cli_errors
-def list_cmd(json_: Annotated[bool, typer.Option("--json", help="one JSON object")] = False
-             ) -> None:
+def list_cmd(
+    decision: Annotated[str | None, typer.Argument(help="one decision: its methods with "
+                                                   "their parameters")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="one JSON object")] = False,
+) -> None:
     """Decisions and their methods, library networks, chip presets."""
-    from chipsched.api import registry
+    from chipsched.api import method_params, registry
     from chipsched.instances.chips import chip_dict, chip_names
     from chipsched.instances.networks import get_network, network_names
 
     reg = registry()
+    if decision is not None:
+        reg.decision(decision)
+        rows = [(m.name, m.kind, method_params(decision, m.name, registry_=reg), m.summary)
+                for m in reg.methods(decision).values()]
+        if json_:
+            _print_json({"decision": decision, "methods": [
+                {"name": n, "kind": k, "params": p, "summary": s} for n, k, p, s in rows]})
+            return
+        t = Table(title=f"{decision}: methods (parameters: -p name=value)",
+                  title_justify="left")
+        for col in ("method", "kind", "parameters (default)", "summary"):
+            t.add_column(col)
+        for n, k, p, sm in rows:
+            t.add_row(n, k, ", ".join(f"{a}={v!r}" for a, v in p.items()), sm)
+        _out().print(t)
+        return
     if json_:
         _print_json({
             "decisions": {d: {"methods": list(reg.methods(d)),
@@ -247,6 +273,26 @@ SeedOpt = Annotated[int, typer.Option("--seed", help="seed of every random choic
 ThreadsOpt = Annotated[int | None, typer.Option("--threads", help="solver threads")]
 MilpOpt = Annotated[str, typer.Option("--milp-solver", help="highs, cbc, or any Pyomo solver")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="one JSON object on stdout")]
+ParamOpt = Annotated[list[str] | None, typer.Option(
+    "--param", "-p", help="method parameter name=value (YAML value; repeatable), e.g. "
+    "-p beta=10; `chipsched list DECISION` shows each method's parameters")]
+
+
+def _parse_params(items: list[str] | None) -> dict[str, Any]:
+    import yaml
+
+    from chipsched.errors import InputError
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        name, sep, raw = item.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise InputError("--param", f"{item!r} is not name=value", "e.g. -p beta=10")
+        try:
+            out[name.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            out[name.strip()] = raw
+    return out
 
 
 def _instance_options(objective: str | None, batch: int | None, processors: int | None
@@ -270,6 +316,7 @@ def solve_cmd(
     seed: SeedOpt = 0,
     threads: ThreadsOpt = None,
     milp_solver: MilpOpt = "highs",
+    param: ParamOpt = None,
     json_: JsonOpt = False,
     out: Annotated[Path | None, typer.Option("--out", help="also write the JSON result "
                                              "to this file")] = None,
@@ -287,7 +334,7 @@ def solve_cmd(
                         milp_solver=milp_solver, progress=not json_)
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors))
-    res = solve(decision, inst, method, options=opts)
+    res = solve(decision, inst, method, options=opts, **_parse_params(param))
     if out is not None:
         atomic_write(out, lambda fh: json.dump(to_jsonable(res.to_dict()), fh, indent=2))
     if json_:
@@ -336,6 +383,7 @@ def compare_cmd(
                                        "methods")] = 1,
     threads: ThreadsOpt = None,
     milp_solver: MilpOpt = "highs",
+    param: ParamOpt = None,
     json_: JsonOpt = False,
     csv: Annotated[Path | None, typer.Option("--csv", help="write the table as CSV")] = None,
 ) -> None:
@@ -355,7 +403,7 @@ def compare_cmd(
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors))
     results = compare(decision, inst, names, seeds=range(seeds), options=opts,
-                      progress=not json_)
+                      progress=not json_, **_parse_params(param))
     if csv is not None:
         _write_csv(csv, results)
     if json_:

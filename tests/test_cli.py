@@ -131,3 +131,29 @@ def test_real_process_exit_code_and_no_traceback(args):
     assert p.returncode == 2
     assert p.stderr.startswith("error: ") and p.stderr.count("\n") == 1
     assert "Traceback" not in p.stderr and p.stdout == ""
+
+
+def test_method_parameters_from_the_command_line():
+    res = run("list", "tile_groups", "--json")
+    assert res.exit_code == 0, res.output
+    sa = {m["name"]: m for m in json.loads(res.stdout)["methods"]}["sa"]
+    assert sa["params"]["beta"] == 100
+    few = run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "--batch", "2",
+              "-m", "sa", "-p", "beta=2", "--json")
+    assert few.exit_code == 0, few.output
+    # β rounds per layer: β = 2 on the 7-layer tiny net is 14 rounds
+    assert json.loads(few.stdout)["metrics"]["solver"]["iterations"] == 2 * 7
+    _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "-m", "sa",
+                        "-p", "colour=red"), "parameter 'colour'", "beta")
+    _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "-m", "sa",
+                        "-p", "beta"), "--param", "name=value")
+
+
+def test_compare_routes_parameters_to_the_methods_that_take_them():
+    res = run("compare", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "--batch", "2",
+              "--methods", "ls,sa", "-p", "beta=2", "--json")
+    assert res.exit_code == 0, res.output
+    by = {r["method"]: r for r in json.loads(res.stdout)["results"]}
+    assert by["sa"]["metrics"]["solver"]["iterations"] == 14
+    _one_line_error(run("compare", "tile_groups", "-i", "tiny", "-c", "edge-4x4",
+                        "--methods", "ls,lp", "-p", "beta=2"), "parameter 'beta'")

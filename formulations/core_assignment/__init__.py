@@ -22,9 +22,8 @@ message (so that ``chipsched compare`` runs the other methods).
 
 from __future__ import annotations
 
-import math
-
 import itertools
+import math
 from typing import Any
 
 import numpy as np
