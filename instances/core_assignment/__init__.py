@@ -104,6 +104,10 @@ def _noc(hw: Hardware) -> dict[str, float]:
 
 def _build(name: str, graph: NeuronGraph, rows: int, cols: int, capacity: int, hw: Hardware,
            objective: str | None, weight_bytes: float = 1.0, **meta: Any) -> Instance:
+    if not meta.get("sized_to_fit"):
+        # on the chip's own array: the same graph on another chip is another instance
+        # (e.g. `lenet5` on neuro-8x8 vs the sized-to-fit `lenet5-neurons`)
+        name = f"{name}@{hw.name}"
     return Instance(name=name, graph=graph, rows=rows, cols=cols, capacity=capacity,
                     objective=objective or "traffic", weight_bytes=weight_bytes,
                     meta={"chip": hw.name, **meta}, **_noc(hw))
