@@ -144,7 +144,8 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
                   bound=bound, wall_s=wall, seed=opts.seed if m.randomized or
                   m.kind == "exact" else None, solution=out.solution, metrics=metrics,
                   objective_name=str(getattr(instance, "objective_name", "")),
-                  message=out.message, instance=spec.instance_name(instance))
+                  message=out.message, instance=spec.instance_name(instance),
+                  space=m.space)
 
 
 def _close(a: float, b: float) -> bool:
@@ -191,9 +192,20 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
 
 
 def best_bound(results: Iterable[Result]) -> float | None:
-    """The strongest proven lower bound among the results (minimization)."""
-    bounds = [r.bound for r in results if r.bound is not None]
+    """The strongest proven lower bound on the decision among the results (minimization).
+
+    Bounds of methods that search a restricted space (``Result.space``, e.g. tile_groups'
+    segmented space or a fixed partition's placements) bound that space only — a
+    method of the full space may beat them — so they do not count.
+    """
+    bounds = [r.bound for r in results if r.bound is not None and not r.space]
     return max(bounds) if bounds else None
+
+
+def best_found(results: Iterable[Result]) -> float | None:
+    """The best objective found among the results (minimization)."""
+    objs = [r.objective for r in results if r.objective is not None]
+    return min(objs) if objs else None
 
 
 class _NoProgress:

@@ -41,7 +41,7 @@ from chipsched.errors import ChipschedError, InputError, UnknownNameError
 
 #: Columns of the ``runs`` table, in order (also the CSV header).
 COLUMNS = ("bench_id", "suite", "decision", "instance", "chip", "instance_options",
-           "size", "method", "kind", "seed", "status", "objective", "bound", "gap",
+           "size", "method", "kind", "space", "seed", "status", "objective", "bound", "gap",
            "wall_s", "message", "started")
 
 _SOLVE_OPTIONS = ("time_limit", "threads", "mip_gap", "milp_solver")
@@ -184,14 +184,14 @@ def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "suite": job.suite, "decision": job.decision, "instance": job.instance,
         "chip": job.chip or "", "instance_options": json.dumps(dict(job.instance_options)),
-        "method": job.method, "kind": "", "seed": job.seed, "size": None,
+        "method": job.method, "kind": "", "space": "", "seed": job.seed, "size": None,
         "status": "error", "objective": None, "bound": None, "gap": None, "wall_s": None,
         "message": "", "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
     t0 = time.perf_counter()
     try:
         m = reg.get(job.decision, job.method)
-        row["kind"] = m.kind
+        row["kind"], row["space"] = m.kind, m.space
         spec = reg.decision(job.decision)
         inst = make_instance(job.decision, job.instance, job.chip, registry_=reg,
                              **dict(job.instance_options))
@@ -274,6 +274,10 @@ def save_rows(rows: Sequence[Mapping[str, Any]], db: str | os.PathLike[str], ben
         con.execute("CREATE TABLE IF NOT EXISTS runs (" + ", ".join(
             f"{c} {'REAL' if c in ('objective', 'bound', 'gap', 'wall_s', 'size') else 'TEXT'}"
             for c in COLUMNS) + ")")
+        have = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
+        for c in COLUMNS:  # a database written by an older chipsched: add new columns
+            if c not in have:
+                con.execute(f"ALTER TABLE runs ADD COLUMN {c} TEXT")
         con.executemany(f"INSERT INTO runs ({', '.join(COLUMNS)}) VALUES "
                         f"({', '.join('?' for _ in COLUMNS)})",
                         [tuple(bench_id if c == "bench_id" else _plain(r.get(c))
@@ -305,13 +309,15 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], b
 
 def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per row: the instance's best proven bound and best objective among all methods, and
-    the row's gap to that bound — the 'within x % of the proven lower bound' figure."""
+    the row's gap to that bound — the 'within x % of the proven lower bound' figure.
+    Bounds of restricted-space methods (column ``space``) bound that space only and do
+    not count (see :func:`chipsched.api.best_bound`)."""
     key = lambda r: (r["decision"], r["instance"], r["chip"], r["instance_options"])  # noqa: E731
     best_bound: dict[Any, float] = {}
     best_obj: dict[Any, float] = {}
     for r in rows:
         k = key(r)
-        if r.get("bound") is not None:
+        if r.get("bound") is not None and not r.get("space"):
             best_bound[k] = max(best_bound.get(k, -float("inf")), r["bound"])
         if r.get("objective") is not None:
             best_obj[k] = min(best_obj.get(k, float("inf")), r["objective"])

@@ -347,23 +347,32 @@ def solve_cmd(
 
 
 def _result_table(results: list[Any], title: str = "") -> Table:
-    from chipsched.api import best_bound
+    from chipsched.api import best_bound, best_found
 
-    bb = best_bound(results)
-    t = Table(title=title, title_justify="left")
+    bb, bf = best_bound(results), best_found(results)
+    spaces = sorted({r.space for r in results if r.space and r.bound is not None})
+    caption = "; ".join(f"{'†' * (i + 1)} bound of the restricted space: {s}"
+                        for i, s in enumerate(spaces))
+    t = Table(title=title, title_justify="left", caption=caption or None,
+              caption_justify="left")
     for col, j in (("method", "left"), ("status", "left"), ("objective", "right"),
                    ("bound", "right"), ("gap", "right"), ("vs best bound", "right"),
-                   ("seed", "right"), ("time", "right")):
+                   ("vs best found", "right"), ("seed", "right"), ("time", "right")):
         t.add_column(col, justify=j)
+
+    def rel(x: float | None, ref: float | None) -> str:
+        if x is None or ref is None or ref == 0:
+            return ""
+        return f"{100 * (x - ref) / abs(ref):+.2f} %"
+
     for r in results:
-        vs = ""
-        if bb is not None and r.objective is not None and bb != 0:
-            vs = f"{100 * (r.objective - bb) / abs(bb):+.2f} %"
+        mark = "†" * (spaces.index(r.space) + 1) if r.space in spaces else ""
         t.add_row(r.method, r.status.value,
                   "" if r.objective is None else f"{r.objective:.6g}",
-                  "" if r.bound is None else f"{r.bound:.6g}",
-                  "" if r.gap is None else f"{100 * r.gap:.2f} %", vs,
-                  "" if r.seed is None else str(r.seed), f"{r.wall_s:.3g} s")
+                  "" if r.bound is None else f"{r.bound:.6g}{mark}",
+                  "" if r.gap is None else f"{100 * r.gap:.2f} %", rel(r.objective, bb),
+                  rel(r.objective, bf), "" if r.seed is None else str(r.seed),
+                  f"{r.wall_s:.3g} s")
     return t
 
 

@@ -94,6 +94,9 @@ class Result:
     objective_name: str = ""
     message: str = ""
     instance: str = ""
+    #: the solution space the method searches when it is not the decision's full space
+    #: (e.g. "segmented"); its bound then bounds that space only, not the decision
+    space: str = ""
 
     @property
     def gap(self) -> float | None:
@@ -122,6 +125,7 @@ class Result:
             "instance": self.instance,
             "objective_name": self.objective_name,
             "message": self.message,
+            "space": self.space,
         })
 
     def versus(self, reference: Result) -> str:

@@ -262,4 +262,5 @@ SPEC = REGISTRY.add_decision(DecisionSpec(
     evaluate=evaluate,
     render=render,
     instance_options=ALL_OPTIONS,
+    instance_size=lambda inst: float(inst.n_items),
 ))

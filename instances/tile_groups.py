@@ -166,4 +166,5 @@ SPEC = REGISTRY.add_decision(DecisionSpec(
     evaluate=evaluate,
     render=render,
     instance_options=("objective", "batch"),
+    instance_size=lambda inst: float(len(inst.workload)),
 ))

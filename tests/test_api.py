@@ -116,3 +116,14 @@ def test_gap_convention():
     r = Result("toy", "m", Status.TIME_LIMIT, objective=10.0, bound=8.0)
     assert r.gap == pytest.approx(0.2)
     assert "gap=20%" in str(r)
+
+
+def test_restricted_space_bounds_do_not_bound_the_decision():
+    from chipsched.result import Result, Status
+
+    full = Result("d", "exact", Status.OPTIMAL, objective=10.0, bound=10.0)
+    seg = Result("d", "seg", Status.OPTIMAL, objective=12.0, bound=12.0, space="segmented")
+    heur = Result("d", "heur", Status.FEASIBLE, objective=11.0)
+    assert best_bound([seg, heur]) is None
+    assert best_bound([full, seg, heur]) == 10.0
+    assert seg.to_dict()["space"] == "segmented"

@@ -93,3 +93,17 @@ def test_suite_errors(tmp_path):
         load_suites("no-such-suite")
     nested = load_suites({"name": "all", "runs": [SUITE, {**SUITE, "seeds": 1}]})
     assert [s.seeds for s in nested] == [2, 1]
+
+
+def test_builtin_suites_expand_against_the_real_registry():
+    from chipsched.api import registry
+    from chipsched.bench import builtin_suites
+
+    assert "smoke" in builtin_suites()
+    reg = registry()
+    for name in builtin_suites():
+        jobs = expand(load_suites(name), reg)
+        assert jobs, name
+        assert {j.decision for j in jobs} <= set(reg.decisions())
+        if name == "smoke":
+            assert {j.decision for j in jobs} == set(reg.decisions())

@@ -270,4 +270,5 @@ SPEC = REGISTRY.add_decision(DecisionSpec(
     evaluate=evaluate,
     render=render,
     instance_options=("objective", "batch", "channels_per_vertex", "include_input"),
+    instance_size=lambda inst: float(inst.n),
 ))
