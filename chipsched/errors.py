@@ -26,6 +26,10 @@ class InputError(ChipschedError, ValueError):
             msg += f"; {fix}"
         super().__init__(msg)
 
+    def __reduce__(self) -> tuple:
+        # pickled across process pools (bench workers): rebuild from the fields
+        return (InputError, (self.field, self.problem, self.fix))
+
 
 class UnknownNameError(InputError, KeyError):
     """A name (network, chip, method, decision, …) that is not known; suggests the nearest."""
@@ -39,7 +43,11 @@ class UnknownNameError(InputError, KeyError):
             fix = "known: " + ", ".join(known) if known else "none are registered"
         self.name = name
         self.known = known
+        self.what = what
         super().__init__(what, f"unknown name {name!r}", fix)
+
+    def __reduce__(self) -> tuple:
+        return (UnknownNameError, (self.what, self.name, self.known))
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return self.args[0]

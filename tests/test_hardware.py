@@ -108,3 +108,15 @@ def test_published_schemas_match_the_code():
     for name, schema in (("chip", CHIP_SCHEMA), ("network", NETWORK_SCHEMA)):
         on_disk = json.loads((DOCS / f"{name}.schema.json").read_text())
         assert on_disk == json.loads(json.dumps(schema)), f"regenerate docs/schemas/{name}"
+
+
+def test_errors_survive_pickling_across_processes():
+    import pickle
+
+    from chipsched.errors import InputError, UnknownNameError
+
+    e = pickle.loads(pickle.dumps(InputError("chip.rows", "must be > 0", "set rows: 4")))
+    assert str(e) == "chip.rows: must be > 0; set rows: 4" and e.field == "chip.rows"
+    u = pickle.loads(pickle.dumps(UnknownNameError("network", "resnet5", ["resnet50"])))
+    assert str(u) == str(UnknownNameError("network", "resnet5", ["resnet50"]))
+    assert u.known == ["resnet50"]
