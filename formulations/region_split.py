@@ -27,9 +27,13 @@ after layer j from p to q is a binary ``x[j,p] ∧ x[j+1,q]``; the DP runs over
 (regions, last layer, processor, next processor); brute force enumerates cuts and
 processor subsets.
 
-Placement is serpentine for every method (seed 000, step 6): the objective does not
-depend on it; an exact placement model (the core_assignment decision) can refine
-it later through ``Solution.placement``.
+Placement: serpentine by default for every method (seed 000, step 6) — no objective
+depends on it, only the d2d metrics. :func:`exact_placement` places a solution's
+slots (sub-chiplets) exactly by a core_assignment placement method (a QAP over the
+slot flows of :func:`chipsched.problems.region_split.placement_flows`, rounded to
+whole bytes), warm-started from serpentine and never worse than it; every chiplet
+method reaches it through its ``placement`` parameter
+(:func:`chipsched.problems.region_split.with_placement`).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -47,6 +51,7 @@ from ortools.sat.python import cp_model
 from chipsched.errors import InputError
 from chipsched.problems.region_split import (
     ChipletInstance,
+    PlacementFlows,
     SocInstance,
     Solution,
     chiplet_solution,
@@ -54,9 +59,13 @@ from chipsched.problems.region_split import (
     chiplet_stage_table,
     combine,
     evaluate,
+    placement_flows,
+    serpentine_placement,
+    set_exact_placer,
     soc_solution,
     soc_stage,
     soc_tables,
+    with_placement,
 )
 from chipsched.result import Status
 from chipsched.solvers import (
@@ -912,6 +921,110 @@ def brute_soc(inst: SocInstance, max_candidates: int = 500_000
 
 
 # ---------------------------------------------------------------------------------------
+# Exact placement of the regions on the grid (the core_assignment QAP)
+
+#: The core_assignment methods that place slots exactly.
+PLACEMENT_METHODS = ("bnb-place", "cpsat-place", "milp-place")
+
+
+def rounded_flows(flows: PlacementFlows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The undirected slot flows (:meth:`PlacementFlows.pairs`) as positive integers.
+
+    core_assignment's graphs have integer weights (synapse counts): every flow is
+    rounded to whole bytes, a positive flow to at least 1 byte so that no traffic
+    vanishes. Flows are KB–MB per frame on the library networks, so the rounding moves
+    the objective by < 1e-5 relative; the model's optimality proof is for these
+    rounded flows, the reported d2d metrics are the evaluator's exact ones.
+    """
+    u, v, w = flows.pairs()
+    keep = w > 0
+    u, v, w = u[keep], v[keep], w[keep]
+    return u, v, np.maximum(1, np.rint(w)).astype(np.int64)
+
+
+def placement_qap(inst: ChipletInstance, flows: PlacementFlows) -> Any:
+    """The core_assignment instance that places ``flows``' slots: one vertex of size 1 per
+    slot, capacity 1 (every slot its own grid node), the chiplet grid's rows × cols,
+    objective ``traffic`` = Σ rounded bytes × Manhattan hops, the chip's NoC figures."""
+    from chipsched.neurongraph import NeuronGraph
+    from chipsched.problems.core_assignment import Instance as QapInstance
+
+    h = inst.hardware
+    u, v, w = rounded_flows(flows)
+    graph = NeuronGraph.from_edges(np.ones(flows.n_slots, np.int64), u, v, w,
+                                   name=f"{inst.name}-slots")
+    return QapInstance(f"{inst.name}-placement", graph, h.rows, h.cols, 1, "traffic",
+                       weight_bytes=1.0, hop_energy_pj_per_bit=h.noc.hop_energy_pj_per_bit,
+                       link_bandwidth_gb_s=h.noc.link_bandwidth_gb_s)
+
+
+def exact_placement(inst: ChipletInstance, sol: Solution, method: str = "bnb-place",
+                    time_limit: float | None = 10.0, seed: int = 0,
+                    threads: int | None = None) -> tuple[Solution, dict[str, Any]]:
+    """Place ``sol``'s regions on the grid by a core_assignment placement method.
+
+    The slots of ``sol`` (:func:`placement_flows`) become the vertices of a QAP
+    (:func:`placement_qap`, flows rounded to whole bytes) solved by ``method``
+    (``bnb-place``, ``cpsat-place`` or ``milp-place``) through ``chipsched.solve``,
+    warm-started from ``sol``'s placement (serpentine unless given). The regions and
+    counts stay; the placement is the better, by the evaluator's exact byte·hops, of
+    the solver's and the start — never worse than the start. Returns the solution and
+    stats: method, status, ``proven`` (the returned placement is optimal for the
+    rounded flows), ``gap`` (relative, rounded flows), byte·hops of the start and of
+    the result, the QAP objective and bound (rounded bytes), the solver's wall time.
+    """
+    from chipsched.api import solve
+    from chipsched.problems.core_assignment import Solution as QapSolution
+
+    if not isinstance(inst, ChipletInstance):
+        raise InputError("instance", "exact placement needs a chiplet grid")
+    if method not in PLACEMENT_METHODS:
+        raise InputError("method", f"unknown placement method {method!r}",
+                         f"use one of {', '.join(PLACEMENT_METHODS)}")
+    h = inst.hardware
+    flows = placement_flows(inst, sol.regions, sol.counts)
+    start_pl = sol.placement or serpentine_placement(h.rows, h.cols, sol.counts)
+    start = flows.slot_nodes(start_pl)
+    start_bh = flows.byte_hops(start, h.cols)
+    stats: dict[str, Any] = {"method": method, "start": "given" if sol.placement and
+                             sol.placement != serpentine_placement(h.rows, h.cols, sol.counts)
+                             else "serpentine", "start_byte_hops": start_bh}
+    u, v, w = rounded_flows(flows)
+    if not w.size:  # no die-to-die traffic: every placement is optimal
+        return replace(sol, placement=start_pl), {
+            **stats, "status": Status.OPTIMAL.value, "proven": True, "gap": 0.0,
+            "byte_hops": start_bh, "improved": False, "qap_objective": 0, "qap_bound": 0,
+            "solver_s": 0.0}
+    qinst = placement_qap(inst, flows)
+    res = solve("core_assignment", qinst, method, time_limit=time_limit, seed=seed,
+                threads=threads, warm_start=QapSolution(start))
+    nodes, improved = start, False
+    if res.solution is not None:
+        cand = np.asarray(res.solution.core, dtype=np.int64)
+        if flows.byte_hops(cand, h.cols) < start_bh:
+            nodes, improved = cand, True
+    rounded = _rounded_value(u, v, w, nodes, h.cols)
+    bound = None if res.bound is None else float(res.bound)
+    proven = res.status is Status.OPTIMAL and bound is not None and rounded <= bound + 0.5
+    gap = None if bound is None else (0.0 if rounded <= 0 else max(0.0, 1 - bound / rounded))
+    out = replace(sol, placement=flows.split(nodes))
+    return out, {**stats, "status": res.status.value, "proven": bool(proven), "gap": gap,
+                 "byte_hops": flows.byte_hops(nodes, h.cols), "improved": improved,
+                 "qap_objective": rounded, "qap_bound": bound, "solver_s": round(res.wall_s, 3),
+                 **({"message": res.message} if res.message else {})}
+
+
+def _rounded_value(u: np.ndarray, v: np.ndarray, w: np.ndarray, nodes: np.ndarray,
+                   cols: int) -> int:
+    """Σ w·hops of the integer flows for a slot → node map (the QAP's objective)."""
+    (ur, uc), (vr, vc) = np.divmod(nodes[u], cols), np.divmod(nodes[v], cols)
+    return int((w * (np.abs(ur - vr) + np.abs(uc - vc))).sum())
+
+
+set_exact_placer(exact_placement)
+
+
+# ---------------------------------------------------------------------------------------
 # Registered methods
 
 
@@ -926,6 +1039,7 @@ def _kind(instance: Any) -> str:
 
 @register(DECISION, "cpsat", "exact", "CP-SAT over segment × count options (path model); "
           "SoC: monotone layer → processor assignment", source=SOURCE)
+@with_placement
 def cpsat(instance: Any, options: SolveOptions, **params: Any) -> MethodOutput:
     """CP-SAT for either platform."""
     _no_params("cpsat", params)
@@ -936,6 +1050,7 @@ def cpsat(instance: Any, options: SolveOptions, **params: Any) -> MethodOutput:
 
 @register(DECISION, "milp", "exact", "Pyomo MILP (HiGHS/CBC/…) over segment × count options; "
           "SoC: monotone assignment", source=SOURCE)
+@with_placement
 def milp(instance: Any, options: SolveOptions, **params: Any) -> MethodOutput:
     """The MILP for either platform, solved by ``options.milp_solver``."""
     _no_params("milp", params)
@@ -946,6 +1061,7 @@ def milp(instance: Any, options: SolveOptions, **params: Any) -> MethodOutput:
 
 @register(DECISION, "dp", "exact", "dynamic program over (regions, prefix, sub-chiplets); "
           "exact for the fixed item order", source=SOURCE)
+@with_placement
 def dp(instance: Any, options: SolveOptions, **params: Any) -> MethodOutput:
     """The dynamic program for either platform (a third, independent exact check)."""
     _no_params("dp", params)
@@ -962,6 +1078,7 @@ def dp(instance: Any, options: SolveOptions, **params: Any) -> MethodOutput:
 
 @register(DECISION, "bruteforce", "oracle", "every cut × every count (or processor subset), "
           "for tiny instances", source="enumeration")
+@with_placement
 def bruteforce(instance: Any, options: SolveOptions, max_candidates: int = 500_000,
                **params: Any) -> MethodOutput:
     """Enumerate the whole space (guarded by ``max_candidates``)."""

@@ -42,6 +42,7 @@ from chipsched.problems.region_split import (
     soc_solution,
     soc_stage,
     soc_tables,
+    with_placement,
 )
 from chipsched.result import Status
 from chipsched.solvers import MethodOutput, SolveOptions, register
@@ -174,6 +175,7 @@ def seed000_regions(inst: ChipletInstance, rank: str = "cut"
 @register(DECISION, "seed000", "heuristic", "seed 000: recursive lightest-edge bisection, "
           "proportional sub-chiplets, t0 > t1+t2+t3 stop, serpentine placement",
           source="CN115421897A (seed 000)")
+@with_placement
 def seed000(instance: Any, options: SolveOptions, rank: str = "cut") -> MethodOutput:
     """Seed 000 on a chiplet grid (``rank``: 'cut' or 'edge', see :func:`cut_weights`)."""
     if not isinstance(instance, ChipletInstance):
@@ -692,6 +694,7 @@ def equal_split(instance: Any, by: str) -> tuple[Solution, int]:
 
 @register(DECISION, "equal-layers", "baseline", "equal layer counts per region (best region "
           "count), equal sub-chiplet shares / first processors of the chain")
+@with_placement
 def equal_layers(instance: Any, options: SolveOptions) -> MethodOutput:
     sol, R = equal_split(instance, "layers")
     return MethodOutput(Status.FEASIBLE, sol, objective=evaluate(instance, sol)[0],
@@ -700,6 +703,7 @@ def equal_layers(instance: Any, options: SolveOptions) -> MethodOutput:
 
 @register(DECISION, "equal-compute", "baseline", "equal compute per region (best region "
           "count), sub-chiplets in proportion to compute / first processors of the chain")
+@with_placement
 def equal_compute(instance: Any, options: SolveOptions) -> MethodOutput:
     sol, R = equal_split(instance, "compute")
     return MethodOutput(Status.FEASIBLE, sol, objective=evaluate(instance, sol)[0],

@@ -41,6 +41,7 @@ from chipsched.problems.region_split import (
     chiplet_instance,
     describe_regions,
     evaluate,
+    serpentine_placement,
     soc_instance,
 )
 from chipsched.solvers.registry import REGISTRY, DecisionSpec
@@ -207,6 +208,26 @@ def grid_picture(rows: int, cols: int, placement: Sequence[Sequence[int]]) -> st
     return "\n".join(lines)
 
 
+def placement_label(inst: ChipletInstance, sol: Any, stats: Mapping[str, Any] | None) -> str:
+    """Which placement ``sol`` carries, for the grid header: ``serpentine``, ``exact
+    bnb-place, optimal``, ``bnb-place best found, gap 12.3 %`` (``stats``: the
+    ``placement`` stats of an exact placement run), or ``given`` for any other."""
+    if stats:
+        m = stats["method"]
+        if stats.get("proven"):
+            return f"exact {m}, optimal"
+        gap = stats.get("gap")
+        gap_s = "no bound" if gap is None else f"gap {100 * gap:.1f} %"
+        if not stats.get("improved"):
+            return f"serpentine, {m} found nothing better ({stats['status']}, {gap_s})"
+        return f"{m} best found ({stats['status']}), {gap_s}"
+    h = inst.hardware
+    if not sol.placement or tuple(sol.placement) == serpentine_placement(h.rows, h.cols,
+                                                                         sol.counts):
+        return "serpentine"
+    return "given"
+
+
 def render(inst: Instance, result: Any) -> Any:
     """Regions, their resources and stage times, and the grid placement."""
     from rich.console import Group
@@ -244,7 +265,8 @@ def render(inst: Instance, result: Any) -> Any:
                        "(transfer inside, f(M, d, N)) + T (send to later regions, t3)")
     if isinstance(inst, ChipletInstance):
         h = inst.hardware
-        head = Text(f"placement on the {h.rows}×{h.cols} grid (serpentine; region number "
+        how = placement_label(inst, sol, result.metrics.get("solver", {}).get("placement"))
+        head = Text(f"placement on the {h.rows}×{h.cols} grid ({how}; region number "
                     f"per sub-chiplet, · unused; {sum(sol.counts)}/{inst.chiplets} used, "
                     f"die-to-die {met['d2d_byte_hops'] / 1e6:.4g} MB·hops):")
         pic = Text(grid_picture(h.rows, h.cols, sol.placement), no_wrap=True)

@@ -5,7 +5,9 @@ Two platforms, one decision (``docs/region_split.md`` has every formula with its
 * **chiplet grid** (seed 000, CN115421897A): the items are the pipeline groups of the
   group graph S (``chipsched.graph``; or the layers, ``items="layers"``), in depth
   order. A solution cuts them into contiguous regions, gives region r ``m_r ≥ 1``
-  sub-chiplets (Σ m_r ≤ M) and places the regions on the grid (serpentine by default).
+  sub-chiplets (Σ m_r ≤ M) and places the regions on the grid (serpentine by default;
+  exactly by a core_assignment placement method with the methods' ``placement``
+  parameter, :func:`with_placement`, over the slot flows of :func:`placement_flows`).
 * **processor chain** (seed 001, CN115114033B): the items are the layers in topological
   order; a solution cuts them into contiguous sub-models run by processors of the
   chain in chain order (NPU → GPU → CPU), each processor at most once.
@@ -39,9 +41,11 @@ consistency check compares two independent code paths.
 
 from __future__ import annotations
 
+import functools
 import heapq
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -652,8 +656,8 @@ def serpentine_placement(rows: int, cols: int, counts: Sequence[int]
                          ) -> tuple[tuple[int, ...], ...]:
     """Seed 000, step 6: region r takes the next ``counts[r]`` nodes of the serpentine.
 
-    Hook for exact placement: a placement model (the core_assignment decision) can
-    replace this with any assignment of ``counts[r]`` distinct nodes per region; the
+    The default of every method. ``placement=bnb|cpsat|milp`` (:func:`with_placement`)
+    replaces it by the core_assignment QAP's placement of the same regions; the
     evaluator accepts every valid placement and reports its traffic.
     """
     order = serpentine_order(rows, cols)
@@ -678,6 +682,197 @@ def chiplet_solution(inst: ChipletInstance, regions: Sequence[tuple[int, int]],
 def soc_solution(regions: Sequence[tuple[int, int]], processors: Sequence[int]) -> Solution:
     return Solution(tuple((int(a), int(b)) for a, b in regions), (),
                     tuple(int(p) for p in processors))
+
+
+# ---------------------------------------------------------------------------------------
+# Placement: the die-to-die flows between slots, and the methods' ``placement`` parameter
+
+
+def region_bytes(inst: ChipletInstance, regions: Sequence[tuple[int, int]]) -> np.ndarray:
+    """``between[r, s]``: bytes per frame region r sends region s (S's edges); the diagonal
+    is each region's internal volume d."""
+    region_of = np.zeros(inst.n_items, dtype=np.int64)
+    for r, (a, b) in enumerate(regions):
+        region_of[a:b + 1] = r
+    R = len(regions)
+    p, q = np.nonzero(inst.edge_bytes)
+    out = np.zeros(R * R)
+    np.add.at(out, region_of[p] * R + region_of[q], inst.edge_bytes[p, q])
+    return out.reshape(R, R)
+
+
+@dataclass(frozen=True, eq=False)
+class PlacementFlows:
+    """Directed byte flows between the *slots* of a solution, per frame.
+
+    Slot ``offsets[r] + k`` is the k-th sub-chiplet of region r (slots numbered
+    consecutively, region by region); a placement maps every slot to a grid node. Flow f
+    carries ``bytes[f]`` from slot ``src[f]`` to slot ``dst[f]``. Directed, because the
+    busiest-link metric needs a direction; the exact placement model only needs the
+    undirected :meth:`pairs` (XY routing: a flow's byte·hops are its bytes times the
+    Manhattan distance, whatever its direction).
+    """
+
+    counts: tuple[int, ...]
+    src: np.ndarray
+    dst: np.ndarray
+    bytes: np.ndarray
+
+    @property
+    def n_slots(self) -> int:
+        return int(sum(self.counts))
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """``offsets[r]`` = first slot of region r (length R + 1)."""
+        return np.concatenate([[0], np.cumsum(self.counts, dtype=np.int64)])
+
+    def slot_nodes(self, placement: Sequence[Sequence[int]]) -> np.ndarray:
+        """The node of every slot under ``placement`` (region r's nodes in slot order)."""
+        nodes = [int(v) for p in placement for v in p]
+        if [len(p) for p in placement] != list(self.counts):
+            raise InputError("placement", f"{[len(p) for p in placement]} nodes per region "
+                             f"for counts {list(self.counts)}")
+        return np.asarray(nodes, dtype=np.int64)
+
+    def split(self, nodes: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+        """The placement (a tuple of nodes per region, in slot order) of a slot → node map."""
+        off = self.offsets
+        return tuple(tuple(int(v) for v in nodes[off[r]:off[r + 1]])
+                     for r in range(len(self.counts)))
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Undirected QAP flows ``(u, v, w)``, u < v, both directions of a slot pair summed:
+        Σ w·hops(node(u), node(v)) is the d2d byte·hops of any placement."""
+        n = max(self.n_slots, 1)
+        a = np.minimum(self.src, self.dst)
+        b = np.maximum(self.src, self.dst)
+        key, inv = np.unique(a * n + b, return_inverse=True)
+        w = np.bincount(inv.ravel(), weights=self.bytes, minlength=key.size)
+        return key // n, key % n, w
+
+    def byte_hops(self, nodes: Sequence[int], cols: int) -> float:
+        """Σ bytes × Manhattan hops for the slot → node map ``nodes`` (row-major ids)."""
+        u, v, w = self.pairs()
+        nd = np.asarray(nodes, dtype=np.int64)
+        (ur, uc), (vr, vc) = np.divmod(nd[u], cols), np.divmod(nd[v], cols)
+        return float((w * (np.abs(ur - vr) + np.abs(uc - vc))).sum())
+
+
+def placement_flows(inst: ChipletInstance, regions: Sequence[tuple[int, int]],
+                    counts: Sequence[int]) -> PlacementFlows:
+    """The die-to-die flows of a solution over its slots (slot (r, k) = the k-th
+    sub-chiplet of region r) — the single definition behind the ``d2d_*`` metrics and the
+    exact placement model.
+
+    * Between regions r ≠ s: the ``between[r, s]`` bytes of S's edges from r to s, spread
+      evenly over all (source, destination) slot pairs: ``between[r, s] / (m_r·m_s)``
+      each (every sub-chiplet holds a share of every operator of its region).
+    * Inside region r (m_r > 1, internal volume d > 0): the ring all-gather of C, slot
+      (r, k) forwarding ``d·(m − 1)/m`` bytes to slot (r, (k + 1) mod m) — so the ring
+      order is the slot order, i.e. the order of ``placement[r]``.
+    """
+    counts = tuple(int(m) for m in counts)
+    between = region_bytes(inst, regions)
+    off = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+    src, dst, wt = [], [], []
+    for r, mr in enumerate(counts):
+        a = np.arange(off[r], off[r + 1])
+        for s, ms in enumerate(counts):
+            if r != s and between[r, s] > 0:
+                b = np.arange(off[s], off[s + 1])
+                src.append(np.repeat(a, ms))
+                dst.append(np.tile(b, mr))
+                wt.append(np.full(mr * ms, between[r, s] / (mr * ms)))
+        d = between[r, r]
+        if mr > 1 and d > 0:
+            k = np.arange(mr)
+            src.append(off[r] + k)
+            dst.append(off[r] + (k + 1) % mr)
+            wt.append(np.full(mr, d * (mr - 1) / mr))
+
+    def cat(xs: list[np.ndarray], dtype: Any) -> np.ndarray:
+        return np.concatenate(xs).astype(dtype) if xs else np.zeros(0, dtype)
+
+    return PlacementFlows(counts, cat(src, np.int64), cat(dst, np.int64), cat(wt, float))
+
+
+#: Values of the chiplet methods' ``placement`` parameter → the core_assignment method
+#: that places the slots exactly (None: seed 000's serpentine, no model).
+PLACEMENTS: dict[str, str | None] = {"serpentine": None, "bnb": "bnb-place",
+                                     "cpsat": "cpsat-place", "milp": "milp-place"}
+DEFAULT_PLACEMENT_TIME_LIMIT = 10.0
+
+#: The exact placement step, installed by ``chipsched.formulations.region_split`` when it
+#: is imported (``chipsched.solve`` and the CLI import every decision module). A hook, not
+#: an import: the heuristics take the ``placement`` parameter too (:func:`with_placement`),
+#: and heuristics and formulations never import each other.
+_EXACT_PLACER: dict[str, Callable[..., tuple[Solution, dict[str, Any]]]] = {}
+
+
+def set_exact_placer(fn: Callable[..., tuple[Solution, dict[str, Any]]]) -> None:
+    """Install ``fn(inst, sol, method, time_limit, seed, threads) -> (solution, stats)``."""
+    _EXACT_PLACER["placer"] = fn
+
+
+def placement_method(placement: Any) -> str | None:
+    """The core_assignment method of a ``placement`` value; bad value → InputError."""
+    if not isinstance(placement, str) or placement not in PLACEMENTS:
+        raise InputError("parameter placement", f"unknown placement {placement!r}",
+                         f"use one of {', '.join(PLACEMENTS)}")
+    return PLACEMENTS[placement]
+
+
+def with_placement(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a chiplet-capable method the parameters ``placement`` and
+    ``placement_time_limit`` without touching its body.
+
+    The method runs as before (its regions and counts do not depend on the placement:
+    no objective does); then, for ``placement`` ≠ ``"serpentine"``, its serpentine
+    placement is replaced by the exact one of the installed placer (``bnb`` / ``cpsat``
+    / ``milp`` → core_assignment's ``bnb-place`` / ``cpsat-place`` / ``milp-place``,
+    ``placement_time_limit`` seconds, the options' seed and threads), never worse than
+    serpentine; its stats go to ``stats["placement"]``. On a processor chain there is
+    nothing to place: any value but ``"serpentine"`` is an error. The wrapper's
+    ``__signature__`` lists the two parameters, so ``chipsched list`` and ``-p`` see them.
+    """
+    sig = inspect.signature(func)
+    params = list(sig.parameters.values())
+    extra = [inspect.Parameter("placement", inspect.Parameter.KEYWORD_ONLY,
+                               default="serpentine", annotation=str),
+             inspect.Parameter("placement_time_limit", inspect.Parameter.KEYWORD_ONLY,
+                               default=DEFAULT_PLACEMENT_TIME_LIMIT, annotation=float)]
+    var_kw = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+    rest = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
+
+    @functools.wraps(func)
+    def wrapper(instance: Any, options: Any, *args: Any, placement: str = "serpentine",
+                placement_time_limit: float = DEFAULT_PLACEMENT_TIME_LIMIT,
+                **kwargs: Any) -> Any:
+        method = placement_method(placement)
+        if isinstance(placement_time_limit, bool) or not isinstance(
+                placement_time_limit, (int, float)) or not placement_time_limit > 0:
+            raise InputError("parameter placement_time_limit", f"must be a positive number "
+                             f"of seconds, got {placement_time_limit!r}")
+        if method is not None and not isinstance(instance, ChipletInstance):
+            raise InputError("parameter placement", f"{placement!r} places sub-chiplets on a "
+                             "chiplet grid; a processor chain has nothing to place",
+                             "drop -p placement (or use placement=serpentine)")
+        out = func(instance, options, *args, **kwargs)
+        if method is None or out.solution is None:
+            return out
+        placer = _EXACT_PLACER.get("placer")
+        if placer is None:
+            raise InputError("parameter placement", "the exact placement is not loaded",
+                             "import chipsched.formulations.region_split (chipsched.solve "
+                             "does)")
+        sol, stats = placer(instance, out.solution, method, float(placement_time_limit),
+                            seed=options.seed, threads=options.threads)
+        return replace(out, solution=sol, stats={**out.stats, "placement": stats})
+
+    new_sig = sig.replace(parameters=rest + extra + var_kw)
+    wrapper.__signature__ = new_sig  # type: ignore[attr-defined]
+    return wrapper
 
 
 def check_regions(regions: Sequence[tuple[int, int]], n: int, limit: int,
@@ -848,40 +1043,17 @@ def _placement_traffic(inst: ChipletInstance, regions: Sequence[tuple[int, int]]
                        placement: Sequence[Sequence[int]]) -> dict[str, float]:
     """Die-to-die traffic of a placement under XY routing (metrics, not the objective).
 
-    Tensors between regions r → s: spread evenly over all (source, destination)
-    sub-chiplet pairs. Inside a region: the ring all-gather of C, every sub-chiplet
-    forwarding d·(m − 1)/m bytes to the next one in placement order.
+    The flows are :func:`placement_flows` (one definition for this metric and the exact
+    placement model), routed from slot to slot on the nodes ``placement`` gives them.
     """
     h = inst.hardware
-    region_of = np.zeros(inst.n_items, dtype=int)
-    for r, (a, b) in enumerate(regions):
-        region_of[a:b + 1] = r
-    R = len(regions)
-    between = np.zeros((R, R))
-    rows, cols = np.nonzero(inst.edge_bytes)
-    for p, q in zip(rows, cols, strict=True):
-        between[region_of[p], region_of[q]] += inst.edge_bytes[p, q]
-    src, dst, wt = [], [], []
-    for r in range(R):
-        for s in range(R):
-            if r != s and between[r, s] > 0:
-                for a in placement[r]:
-                    for b in placement[s]:
-                        src.append(a)
-                        dst.append(b)
-                        wt.append(between[r, s] / (len(placement[r]) * len(placement[s])))
-        m = len(placement[r])
-        d = between[r, r]
-        if m > 1 and d > 0:
-            for k in range(m):
-                src.append(placement[r][k])
-                dst.append(placement[r][(k + 1) % m])
-                wt.append(d * (m - 1) / m)
-    if not src:
+    flows = placement_flows(inst, regions, [len(p) for p in placement])
+    if not flows.src.size:
         return {"d2d_byte_hops": 0.0, "d2d_max_link_bytes": 0.0, "d2d_energy_j": 0.0}
-    sr, sc = np.divmod(np.array(src), h.cols)
-    dr, dc = np.divmod(np.array(dst), h.cols)
-    loads = xy_link_loads(h.rows, h.cols, sr, sc, dr, dc, np.array(wt))
+    nodes = flows.slot_nodes(placement)
+    sr, sc = np.divmod(nodes[flows.src], h.cols)
+    dr, dc = np.divmod(nodes[flows.dst], h.cols)
+    loads = xy_link_loads(h.rows, h.cols, sr, sc, dr, dc, flows.bytes)
     return {"d2d_byte_hops": loads.total, "d2d_max_link_bytes": loads.max,
             "d2d_energy_j": float(noc_energy_j(loads.total, h.noc.hop_energy_pj_per_bit))}
 
