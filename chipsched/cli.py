@@ -351,8 +351,12 @@ def _result_table(results: list[Any], title: str = "") -> Table:
 
     bb, bf = best_bound(results), best_found(results)
     spaces = sorted({r.space for r in results if r.space and r.bound is not None})
-    caption = "; ".join(f"{'†' * (i + 1)} bound of the restricted space: {s}"
-                        for i, s in enumerate(spaces))
+    notes = [f"{'†' * (i + 1)} bound of the restricted space: {s}"
+             for i, s in enumerate(spaces)]
+    # a method that ends without a solution says why (too large, infeasible, …)
+    notes += [f"{r.method}: {r.message}" for r in results
+              if r.objective is None and r.message]
+    caption = "\n".join(notes)
     t = Table(title=title, title_justify="left", caption=caption or None,
               caption_justify="left")
     for col, j in (("method", "left"), ("status", "left"), ("objective", "right"),
