@@ -189,3 +189,18 @@ def test_too_large_for_exact_models_is_an_error_status():
     for m in ("cpsat", "milp", "bruteforce"):
         r = run(inst, m)
         assert r.status is Status.ERROR and "too large" in r.message and r.solution is None
+
+
+@pytest.mark.parametrize("method", ["bnb-place", "cpsat-place", "milp-place"])
+def test_place_methods_take_another_methods_groups(method):
+    g = layered_random(2, 8, 3, seed=2)
+    inst = Instance("layered", g, 2, 3, 4)
+    heur = solve("core_assignment", inst, "seed004", seed=1)
+    res = solve("core_assignment", inst, method, groups="seed004", seed=1, time_limit=20)
+    assert res.metrics["solver"]["groups_from"] == "seed004 (seed 1)"
+    assert res.status is Status.OPTIMAL
+    # the same groups, placed optimally: never worse than seed 004's own placement
+    assert res.objective <= heur.objective
+    assert res.bound <= res.objective
+    with pytest.raises(InputError, match="parameter groups"):
+        solve("core_assignment", inst, method, groups="bnb-place")

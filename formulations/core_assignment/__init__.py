@@ -133,9 +133,25 @@ def milp(instance: Instance, options: SolveOptions) -> MethodOutput:
 # placement of a fixed partition
 
 
-def _groups(instance: Instance, options: SolveOptions, backend: str
+def _groups(instance: Instance, options: SolveOptions, backend: str, groups: str | None = None
             ) -> tuple[np.ndarray, np.ndarray | None, str] | MethodOutput:
     """(group of every vertex, warm placement of the groups or None, where from)."""
+    if groups is not None:
+        # the groups of another method's mapping (e.g. seed004), its placement the warm
+        # start: `compare`/`bench` cannot hand one run's result to the next
+        from chipsched.api import registry, solve
+        from chipsched.errors import InputError
+
+        names = [m for m in registry().methods(D) if not m.endswith("-place")]
+        if groups not in names:
+            raise InputError("parameter groups", f"{groups!r} is not a core_assignment "
+                             "method that partitions", f"use one of {', '.join(names)}")
+        res = solve(D, instance, groups, seed=options.seed, time_limit=options.time_limit)
+        if res.solution is None:
+            return MethodOutput(Status.ERROR, message=f"{groups} gave no mapping to place "
+                                f"({res.status.value}: {res.message})")
+        group, cores = res.solution.groups()
+        return group, cores, f"{groups} (seed {options.seed})"
     warm = _warm(instance, options)
     if warm is not None:
         sol = Solution(warm)
@@ -158,8 +174,9 @@ def _groups(instance: Instance, options: SolveOptions, backend: str
     return group, None, f"min-cut partition ({out.status.value})"
 
 
-def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOutput:
-    got = _groups(instance, options, backend)
+def _place(instance: Instance, options: SolveOptions, backend: str,
+           groups: str | None = None) -> MethodOutput:
+    got = _groups(instance, options, backend, groups)
     if isinstance(got, MethodOutput):
         return got
     group, warm_cores, origin = got
@@ -201,27 +218,39 @@ def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOut
                         bound=bound, stats=stats)
 
 
-SPACE = "placements of a fixed partition (warm start's, else one vertex per core, else the " \
-        "min-cut partition)"
+SPACE = "placements of a fixed partition (the `groups` method's, else the warm start's, " \
+        "else one vertex per core, else the min-cut partition)"
 
 
 @register(D, "cpsat-place", "exact", "CP-SAT QAP placement of a fixed partition's groups "
           "(integer coordinates, all-different, per-axis Manhattan)", source="ours",
           space=SPACE)
-def cpsat_place(instance: Instance, options: SolveOptions) -> MethodOutput:
-    return _place(instance, options, "cpsat")
+def cpsat_place(instance: Instance, options: SolveOptions, groups: str | None = None
+                ) -> MethodOutput:
+    """``groups``: place the groups of this core_assignment method's mapping (e.g.
+    ``"seed004"``); default: the warm start's, else one vertex per core, else the
+    min-cut partition's."""
+    return _place(instance, options, "cpsat", groups)
 
 
 @register(D, "milp-place", "exact", "Pyomo MILP QAP placement of a fixed partition's groups",
           source="ours", space=SPACE)
-def milp_place(instance: Instance, options: SolveOptions) -> MethodOutput:
-    return _place(instance, options, "milp")
+def milp_place(instance: Instance, options: SolveOptions, groups: str | None = None
+               ) -> MethodOutput:
+    """``groups``: place the groups of this core_assignment method's mapping (e.g.
+    ``"seed004"``); default: the warm start's, else one vertex per core, else the
+    min-cut partition's."""
+    return _place(instance, options, "milp", groups)
 
 
 @register(D, "bnb-place", "exact", "Gilmore–Lawler branch and bound for the placement of a "
           "fixed partition's groups", source="Gilmore 1962, Lawler 1963", space=SPACE)
-def bnb_place(instance: Instance, options: SolveOptions) -> MethodOutput:
-    return _place(instance, options, "bnb")
+def bnb_place(instance: Instance, options: SolveOptions, groups: str | None = None
+              ) -> MethodOutput:
+    """``groups``: place the groups of this core_assignment method's mapping (e.g.
+    ``"seed004"``); default: the warm start's, else one vertex per core, else the
+    min-cut partition's."""
+    return _place(instance, options, "bnb", groups)
 
 
 # ---------------------------------------------------------------------------------------
