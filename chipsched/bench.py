@@ -9,7 +9,10 @@ A suite is a YAML/JSON file (or the name of a built-in one in ``chipsched/suites
     instances:                      # an instance spec, or a mapping with per-instance options
       - tiny
       - {instance: resnet50, chip: cloud-12x12, batch: 8, objective: ed2}
-    methods: [sa, ls, cpsat]        # default: every method of the decision
+    methods:                        # default: every method of the decision
+      - sa
+      - {method: sa, params: {beta: 10}}   # a variant: recorded as method "sa[beta=10]"
+      - ls
     seeds: 3                        # randomized methods run with seeds 0..seeds-1
 
 A suite may instead hold ``runs: [suite, suite, …]`` to cover several decisions.
@@ -59,11 +62,19 @@ class Job:
     method: str
     seed: int
     options: tuple[tuple[str, Any], ...] = ()
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def method_label(self) -> str:
+        """The method with its parameters, e.g. ``sa[beta=10]`` (the ``method`` column)."""
+        ps = ",".join(f"{k}={v}" for k, v in self.params)
+        return f"{self.method}[{ps}]" if ps else self.method
 
     @property
     def label(self) -> str:
         opts = ",".join(f"{k}={v}" for k, v in self.instance_options)
-        return f"{self.decision}:{self.instance}{'[' + opts + ']' if opts else ''}/{self.method}"
+        return (f"{self.decision}:{self.instance}{'[' + opts + ']' if opts else ''}/"
+                f"{self.method_label}")
 
 
 @dataclass(frozen=True)
@@ -71,7 +82,8 @@ class Suite:
     name: str
     decision: str
     instances: tuple[tuple[str, str | None, tuple[tuple[str, Any], ...]], ...]
-    methods: tuple[str, ...] | None = None
+    #: (method, its parameters) pairs; None = every method of the decision
+    methods: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] | None = None
     seeds: int = 1
     options: tuple[tuple[str, Any], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -151,27 +163,49 @@ def _suite(data: Mapping[str, Any], source: str) -> Suite:
         raise InputError(f"{source}.options.{sorted(bad)[0]}", "unknown option",
                          f"allowed: {', '.join(_SOLVE_OPTIONS)}")
     methods = data.get("methods")
+    if methods is not None and not isinstance(methods, list):
+        raise InputError(f"{source}.methods", "must be a list of method names or "
+                         "{method: NAME, params: {...}} mappings")
+    parsed_methods = []
+    for i, m in enumerate(methods or []):
+        if isinstance(m, str):
+            parsed_methods.append((m, ()))
+        elif isinstance(m, Mapping) and "method" in m and set(m) <= {"method", "params"}:
+            ps = m.get("params") or {}
+            if not isinstance(ps, Mapping):
+                raise InputError(f"{source}.methods[{i}].params", "must be a mapping")
+            parsed_methods.append((str(m["method"]), tuple(sorted(ps.items()))))
+        else:
+            raise InputError(f"{source}.methods[{i}]", "must be a method name or a mapping "
+                             "with 'method' (and optional 'params')")
     return Suite(name=str(data.get("name", source)), decision=str(data["decision"]),
-                 instances=tuple(parsed), methods=tuple(methods) if methods else None,
+                 instances=tuple(parsed),
+                 methods=tuple(parsed_methods) if parsed_methods else None,
                  seeds=seeds, options=tuple(sorted(options.items())))
 
 
 def expand(suites: Iterable[Suite], registry_: Any = None) -> list[Job]:
     """The jobs of the suites, validated against the registry (fails fast on a typo)."""
-    from chipsched.api import registry
+    from chipsched.api import method_params, registry
 
     reg = registry_ or registry()
     jobs: list[Job] = []
     for s in suites:
         reg.decision(s.decision)
-        names = list(s.methods) if s.methods else list(reg.methods(s.decision))
-        for n in names:
+        variants = list(s.methods) if s.methods else [(n, ()) for n in reg.methods(s.decision)]
+        for n, ps in variants:
             reg.get(s.decision, n)
+            known = method_params(s.decision, n, registry_=reg)
+            for k, _ in ps:
+                if k not in known:
+                    raise InputError(f"suite {s.name}: {n} parameter {k!r}", "unknown",
+                                     f"its parameters: {', '.join(known) or 'none'}")
         for inst, chip, iopts in s.instances:
-            for n in names:
+            for n, ps in variants:
                 seeds = range(s.seeds) if reg.get(s.decision, n).randomized else range(1)
                 for seed in seeds:
-                    jobs.append(Job(s.name, s.decision, inst, chip, iopts, n, seed, s.options))
+                    jobs.append(Job(s.name, s.decision, inst, chip, iopts, n, seed, s.options,
+                                    ps))
     return jobs
 
 
@@ -184,7 +218,7 @@ def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "suite": job.suite, "decision": job.decision, "instance": job.instance,
         "chip": job.chip or "", "instance_options": json.dumps(dict(job.instance_options)),
-        "method": job.method, "kind": "", "space": "", "seed": job.seed, "size": None,
+        "method": job.method_label, "kind": "", "space": "", "seed": job.seed, "size": None,
         "status": "error", "objective": None, "bound": None, "gap": None, "wall_s": None,
         "message": "", "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -197,7 +231,8 @@ def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
                              **dict(job.instance_options))
         row["size"] = _size(spec, inst)
         opts = SolveOptions(seed=job.seed, **dict(job.options))
-        res = solve(job.decision, inst, job.method, options=opts, registry_=reg)
+        res = solve(job.decision, inst, job.method, options=opts, registry_=reg,
+                    **dict(job.params))
         row.update(status=res.status.value, objective=res.objective, bound=res.bound,
                    gap=res.gap, wall_s=res.wall_s, message=res.message)
     except ChipschedError as exc:

@@ -107,3 +107,22 @@ def test_builtin_suites_expand_against_the_real_registry():
         assert {j.decision for j in jobs} <= set(reg.decisions())
         if name == "smoke":
             assert {j.decision for j in jobs} == set(reg.decisions())
+
+
+def test_method_variants_with_parameters(tmp_path):
+    reg = _toy()
+
+    @register("toy", "nth", "heuristic", "the n-th item", registry=reg)
+    def nth(inst, options, n: int = 0):
+        return MethodOutput(Status.FEASIBLE, n % len(inst))
+
+    suite = {"name": "variants", "decision": "toy", "instances": ["4,2,8"],
+             "methods": ["nth", {"method": "nth", "params": {"n": 2}}]}
+    rows, _ = bench(suite, tmp_path, registry_=reg)
+    by = {r["method"]: r["objective"] for r in rows}
+    assert by == {"nth": 4.0, "nth[n=2]": 8.0}
+    with pytest.raises(InputError, match="nth parameter 'k'"):
+        expand(load_suites({**suite, "methods": [{"method": "nth", "params": {"k": 1}}]}),
+               reg)
+    with pytest.raises(InputError, match=r"methods\[0\]"):
+        load_suites({**suite, "methods": [{"name": "nth"}]})
