@@ -160,11 +160,10 @@ def _check_symmetric(indptr, indices, weights):  # pragma: no cover - numba
 
 
 @nb.njit(cache=True)
-def _contract(indptr, indices, weights, sizes, label, n_labels):  # pragma: no cover - numba
-    """Quotient graph by ``label``: vertex sizes summed, parallel edges merged (weights
-    summed), edges inside a label dropped. Rows are built label by label from the
-    members' rows in vertex order (counting sort), two passes (count, fill)."""
-    n = indptr.shape[0] - 1
+def _members_by_label(label, n_labels):  # pragma: no cover - numba
+    """Counting sort of the vertices by label: the members of label c are
+    ``members[mptr[c]:mptr[c + 1]]``, in vertex order."""
+    n = label.shape[0]
     mptr = np.zeros(n_labels + 1, np.int64)
     for v in range(n):
         mptr[label[v] + 1] += 1
@@ -175,8 +174,17 @@ def _contract(indptr, indices, weights, sizes, label, n_labels):  # pragma: no c
     for v in range(n):
         members[fill[label[v]]] = v
         fill[label[v]] += 1
+    return mptr, members
+
+
+@nb.njit(cache=True)
+def _contract(indptr, indices, weights, sizes, label, n_labels):  # pragma: no cover - numba
+    """Quotient graph by ``label``: vertex sizes summed, parallel edges merged (weights
+    summed), edges inside a label dropped. Rows are built label by label from the
+    members' rows in vertex order (counting sort), two passes (count, fill)."""
+    mptr, members = _members_by_label(label, n_labels)
     csizes = np.zeros(n_labels, np.int64)
-    for v in range(n):
+    for v in range(label.shape[0]):
         csizes[label[v]] += sizes[v]
     marker = np.full(n_labels, -1, np.int64)
     cdeg = np.zeros(n_labels + 1, np.int64)
@@ -217,17 +225,7 @@ def _directed_flows(indptr, indices, weights, label, n_labels):  # pragma: no co
     """Aggregate the weight of edges ``{u, v}``, ``u < v``, with different labels into
     directed flows ``label[u] -> label[v]``. Returns (src, dst, w) sorted by (src, dst)
     of first occurrence per source label."""
-    n = indptr.shape[0] - 1
-    mptr = np.zeros(n_labels + 1, np.int64)
-    for v in range(n):
-        mptr[label[v] + 1] += 1
-    for c in range(n_labels):
-        mptr[c + 1] += mptr[c]
-    members = np.empty(n, np.int64)
-    fill = mptr[:n_labels].copy()
-    for v in range(n):
-        members[fill[label[v]]] = v
-        fill[label[v]] += 1
+    mptr, members = _members_by_label(label, n_labels)
     acc = np.zeros(n_labels, np.int64)
     touched = np.empty(n_labels, np.int64)
     cap = 1024
