@@ -7,24 +7,9 @@ import subprocess
 import sys
 
 import pytest
-from typer.testing import CliRunner
 
-from chipsched.cli import app
-
-runner = CliRunner()
-
-
-def run(*args: str):
-    return runner.invoke(app, list(args))
-
-
-def _one_line_error(res, *fragments: str) -> None:
-    assert res.exit_code == 2, (res.exit_code, res.output)
-    err = res.stderr.strip()
-    assert err.startswith("error: ") and "\n" not in err, err
-    assert "Traceback" not in res.output
-    for f in fragments:
-        assert f in err, err
+from tests.cli_helpers import one_line_error as _one_line_error
+from tests.cli_helpers import run
 
 
 def test_list_json_contract():

@@ -7,14 +7,12 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from chipsched.cli import app
 from chipsched.instances.chips import get_chip
 from chipsched.instances.core_assignment import NAMED, fit_mesh, make_instance
 from chipsched.problems.core_assignment import evaluate
-
-runner = CliRunner()
+from tests.cli_helpers import one_line_error as _bad
+from tests.cli_helpers import run as cli_run
 
 TINY = {"name": "tiny6", "graph": {"sizes": [1, 1, 1, 1, 1, 1],
                                    "edges": [[0, 1, 5], [1, 2, 3], [2, 3, 4], [3, 4, 1],
@@ -23,15 +21,7 @@ TINY = {"name": "tiny6", "graph": {"sizes": [1, 1, 1, 1, 1, 1],
 
 
 def run(*args: str):
-    return runner.invoke(app, list(args), env={"COLUMNS": "200"})
-
-
-def _bad(res, *fragments: str) -> None:
-    assert res.exit_code == 2, (res.exit_code, res.output)
-    err = res.stderr.strip()
-    assert err.startswith("error: ") and "\n" not in err and "Traceback" not in res.output
-    for f in fragments:
-        assert f in err, err
+    return cli_run(*args, env={"COLUMNS": "200"})
 
 
 @pytest.fixture
