@@ -61,7 +61,6 @@ from chipsched.problems.region_split import (
     evaluate,
     placement_flows,
     serpentine_placement,
-    set_exact_placer,
     soc_solution,
     soc_stage,
     soc_tables,
@@ -1021,7 +1020,6 @@ def _rounded_value(u: np.ndarray, v: np.ndarray, w: np.ndarray, nodes: np.ndarra
     return int((w * (np.abs(ur - vr) + np.abs(uc - vc))).sum())
 
 
-set_exact_placer(exact_placement)
 
 
 # ---------------------------------------------------------------------------------------

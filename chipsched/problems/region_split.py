@@ -803,18 +803,6 @@ PLACEMENTS: dict[str, str | None] = {"serpentine": None, "bnb": "bnb-place",
                                      "cpsat": "cpsat-place", "milp": "milp-place"}
 DEFAULT_PLACEMENT_TIME_LIMIT = 10.0
 
-#: The exact placement step, installed by ``chipsched.formulations.region_split`` when it
-#: is imported (``chipsched.solve`` and the CLI import every decision module). A hook, not
-#: an import: the heuristics take the ``placement`` parameter too (:func:`with_placement`),
-#: and heuristics and formulations never import each other.
-_EXACT_PLACER: dict[str, Callable[..., tuple[Solution, dict[str, Any]]]] = {}
-
-
-def set_exact_placer(fn: Callable[..., tuple[Solution, dict[str, Any]]]) -> None:
-    """Install ``fn(inst, sol, method, time_limit, seed, threads) -> (solution, stats)``."""
-    _EXACT_PLACER["placer"] = fn
-
-
 def placement_method(placement: Any) -> str | None:
     """The core_assignment method of a ``placement`` value; bad value → InputError."""
     if not isinstance(placement, str) or placement not in PLACEMENTS:
@@ -861,13 +849,13 @@ def with_placement(func: Callable[..., Any]) -> Callable[..., Any]:
         out = func(instance, options, *args, **kwargs)
         if method is None or out.solution is None:
             return out
-        placer = _EXACT_PLACER.get("placer")
-        if placer is None:
-            raise InputError("parameter placement", "the exact placement is not loaded",
-                             "import chipsched.formulations.region_split (chipsched.solve "
-                             "does)")
-        sol, stats = placer(instance, out.solution, method, float(placement_time_limit),
-                            seed=options.seed, threads=options.threads)
+        # imported here: the exact step is a model (formulations), and heuristics take
+        # this parameter too; a module-level import would make the layers circular
+        from chipsched.formulations.region_split import exact_placement
+
+        sol, stats = exact_placement(instance, out.solution, method,
+                                     float(placement_time_limit), seed=options.seed,
+                                     threads=options.threads)
         return replace(out, solution=sol, stats={**out.stats, "placement": stats})
 
     new_sig = sig.replace(parameters=rest + extra + var_kw)
