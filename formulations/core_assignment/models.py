@@ -27,6 +27,7 @@ Every model's objective is an integer (cut weight or Σ w·hops); the instance's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +149,23 @@ def cpsat_partition(inp: ModelInput, options: SolveOptions, hint: np.ndarray | N
     return out, core
 
 
+def _manhattan(m: Any, inp: Any, X: Sequence[Any], Y: Sequence[Any], R: int, C: int
+               ) -> dict[tuple[int, int], Any]:
+    """Per edge {a, b}: |X_a − X_b| + |Y_a − Y_b| linearised per axis (dx ≥ ±ΔX,
+    dy ≥ ±ΔY; minimisation drives them down), keyed both ways."""
+    dist: dict[tuple[int, int], Any] = {}
+    for e in range(inp.u.shape[0]):
+        a, b = int(inp.u[e]), int(inp.v[e])
+        dx = m.new_int_var(0, C - 1, f"dx{e}")
+        dy = m.new_int_var(0, R - 1, f"dy{e}")
+        m.add(dx >= X[a] - X[b])
+        m.add(dx >= X[b] - X[a])
+        m.add(dy >= Y[a] - Y[b])
+        m.add(dy >= Y[b] - Y[a])
+        dist[a, b] = dist[b, a] = dx + dy
+    return dist
+
+
 def cpsat_qap(inp: ModelInput, options: SolveOptions, hint: np.ndarray | None = None,
               glb: bool = True) -> tuple[ExactOutcome, np.ndarray | None]:
     """Model (b) in CP-SAT (one item per core)."""
@@ -163,18 +181,8 @@ def cpsat_qap(inp: ModelInput, options: SolveOptions, hint: np.ndarray | None = 
         m.add(Y[g] == sum((c // C) * x[g][c] for c in range(inp.cores)))
     for c in range(inp.cores):
         m.add_at_most_one(x[g][c] for g in range(n))
-    dist: dict[tuple[int, int], Any] = {}
-    obj = []
-    for e in range(inp.u.shape[0]):
-        a, b, w = int(inp.u[e]), int(inp.v[e]), int(inp.w[e])
-        dx = m.new_int_var(0, C - 1, f"dx{e}")
-        dy = m.new_int_var(0, R - 1, f"dy{e}")
-        m.add(dx >= X[a] - X[b])
-        m.add(dx >= X[b] - X[a])
-        m.add(dy >= Y[a] - Y[b])
-        m.add(dy >= Y[b] - Y[a])
-        dist[a, b] = dist[b, a] = dx + dy
-        obj.append(w * (dx + dy))
+    dist = _manhattan(m, inp, X, Y, R, C)
+    obj = [int(w) * dist[int(a), int(b)] for a, b, w in zip(inp.u, inp.v, inp.w, strict=True)]
     if glb and n > 1:
         f = inp.flows()
         lgc = glb_coefficients(inp)
@@ -216,16 +224,8 @@ def cpsat_joint(inp: ModelInput, options: SolveOptions, hint: np.ndarray | None 
         m.add(Y[v] == sum((c // C) * x[v][c] for c in range(N)))
     for c in range(N):
         m.add(sum(int(inp.sizes[v]) * x[v][c] for v in range(n)) <= inp.capacity)
-    obj = []
-    for e in range(inp.u.shape[0]):
-        a, b, w = int(inp.u[e]), int(inp.v[e]), int(inp.w[e])
-        dx = m.new_int_var(0, C - 1, f"dx{e}")
-        dy = m.new_int_var(0, R - 1, f"dy{e}")
-        m.add(dx >= X[a] - X[b])
-        m.add(dx >= X[b] - X[a])
-        m.add(dy >= Y[a] - Y[b])
-        m.add(dy >= Y[b] - Y[a])
-        obj.append(w * (dx + dy))
+    dist = _manhattan(m, inp, X, Y, R, C)
+    obj = [int(w) * dist[int(a), int(b)] for a, b, w in zip(inp.u, inp.v, inp.w, strict=True)]
     rep = symmetry_representatives(R, C)
     piv = _pivot(inp)
     for c in np.flatnonzero(~rep):
