@@ -41,7 +41,7 @@ def peak_gib() -> float:
 
 def graphs(quick: bool):
     from chipsched.instances.chips import get_chip
-    from chipsched.instances.core_assignment import make_instance, read_metis
+    from chipsched.instances.core_assignment import load_instance, read_metis
     from chipsched.neurongraph import layered_random, stencil
 
     hw = get_chip("neuro-8x8")
@@ -50,11 +50,11 @@ def graphs(quick: bool):
     for name in ("add20", "uk"):
         if (SHARED / f"{name}.graph").is_file():
             yield f"Walshaw {name} (K=64)", lambda n=name: read_metis(SHARED / f"{n}.graph"), 64
-    yield "lenet5-neurons", lambda: make_instance("lenet5-neurons", hw).graph, 256
+    yield "lenet5-neurons", lambda: load_instance("lenet5-neurons", hw).graph, 256
     if quick:
         return
-    yield "resnet-cifar-neurons", lambda: make_instance("resnet-cifar-neurons", hw).graph, 256
-    yield "vgg-cifar-neurons", lambda: make_instance("vgg-cifar-neurons", hw).graph, 256
+    yield "resnet-cifar-neurons", lambda: load_instance("resnet-cifar-neurons", hw).graph, 256
+    yield "vgg-cifar-neurons", lambda: load_instance("vgg-cifar-neurons", hw).graph, 256
     yield "layered 10×10K f16", lambda: layered_random(10, 10_000, 16, seed=1), 256
     yield "stencil 316×316", lambda: stencil(316, 316), 256
     yield "layered 10×100K f16", lambda: layered_random(10, 100_000, 16, seed=1), 256

@@ -39,7 +39,7 @@ def main() -> None:
     import chipsched.instances.core_assignment  # noqa: F401
     from chipsched.api import solve
     from chipsched.instances.chips import get_chip
-    from chipsched.instances.core_assignment import make_instance, qaplib_solution
+    from chipsched.instances.core_assignment import load_instance, qaplib_solution
     from chipsched.plots.core_assignment import plot_mesh_heatmap
     from chipsched.problems.core_assignment import evaluate
     from chipsched.result import Status
@@ -60,7 +60,7 @@ def main() -> None:
     print("| instance | groups | mesh | " + " | ".join(cols) + " |")
     print("|---|---:|---|" + "---:|" * len(cols))
     for name in names:
-        inst = make_instance(name, hw)
+        inst = load_instance(name, hw)
         vals = {}
         base = None
         for m in PLACERS:
@@ -110,7 +110,7 @@ def main() -> None:
           " | ".join(meths) + " |")
     print("|---|---:|---:|" + "---:|" * len(meths))
     for name in ("nug12", "scr12", "nug15"):
-        inst = make_instance(str(QAPLIB / f"{name}.dat"), hw)
+        inst = load_instance(str(QAPLIB / f"{name}.dat"), hw)
         sol, opt = qaplib_solution(inst, QAPLIB / f"{name}.sln")
         ev = evaluate(inst, sol)[0]
         assert ev == opt, (name, ev, opt)

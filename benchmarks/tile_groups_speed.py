@@ -16,7 +16,7 @@ import time
 
 from chipsched.api import registry, solve
 from chipsched.instances.chips import get_chip
-from chipsched.instances.tile_groups import make_instance
+from chipsched.instances.tile_groups import load_instance
 from chipsched.problems.tile_groups import ls_tree
 
 
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for net in nets:
         t0 = time.perf_counter()
-        inst = make_instance(net, get_chip(a.chip), batch=a.batch)
+        inst = load_instance(net, get_chip(a.chip), batch=a.batch)
         an = inst.analyzer
         t_table = time.perf_counter() - t0
         t0 = time.perf_counter()

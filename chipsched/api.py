@@ -1,44 +1,48 @@
 """The Python face: ``solve``, ``compare`` and instance construction by decision name.
 
-Every method's solution is re-evaluated here with its decision's evaluator (the
-shared cost model), so ``Result.objective`` is always the evaluator's number; a
-method that reports a different value, or an "optimal" run whose bound exceeds its
-objective, is a bug and raises :class:`ConsistencyError`.
+The face does what no method does for itself:
+
+* **validates** a method's parameters against its declaration (one-line
+  :class:`InputError` naming the parameter, its type or range and its doc);
+* **skips** a method that does not apply to an instance (:class:`NotApplicable`;
+  ``compare`` shows a ``skipped`` row with the reason and goes on);
+* **chains** methods: a warm start may be another method's name (that method runs
+  first on the same instance), a ``Result``, a result file's dict or a solution; chain
+  steps declared per decision (``chipsched.chains``: exact region placement, the
+  groups a ``-place`` method places) run before or after the method;
+* **checks** every solution with the decision's evaluator (the shared cost model):
+  ``Result.objective`` is always the evaluator's number, and a method whose own
+  reported objective differs beyond its declared scaling tolerance, or an "optimal"
+  run whose bound exceeds its objective, raises :class:`ConsistencyError`.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
+import os
 import time
-from collections.abc import Iterable, Sequence
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from chipsched.errors import ChipschedError, InputError
+from chipsched.method import Method, MethodOutput, ParamSpec, build_params
+from chipsched.registry import Decision, Registry, registry
 from chipsched.result import Result, Status
 from chipsched.solvers.options import SolveOptions
-from chipsched.solvers.registry import REGISTRY, MethodOutput, Registry
 
-#: Modules whose import registers decisions (their DecisionSpec) and methods. Each
-#: decision adds its modules here when it lands.
-DECISION_MODULES: tuple[str, ...] = (
-    "chipsched.instances.op_placement",
-    "chipsched.formulations.op_placement",
-    "chipsched.heuristics.op_placement",
-    "chipsched.instances.tile_groups",
-    "chipsched.formulations.tile_groups",
-    "chipsched.heuristics.tile_groups",
-    "chipsched.instances.region_split",
-    "chipsched.formulations.region_split",
-    "chipsched.heuristics.region_split",
-    "chipsched.instances.core_assignment",
-    "chipsched.formulations.core_assignment",
-    "chipsched.heuristics.core_assignment",
-)
+__all__ = [
+    "DEFAULT_EXACT_TIME_LIMIT", "OBJECTIVE_RTOL", "ConsistencyError", "NotApplicable",
+    "best_bound", "best_found", "compare", "make_instance", "method_param_specs",
+    "registry", "solve",
+]
 
 #: Relative tolerance between a method's reported objective and the evaluator's.
 OBJECTIVE_RTOL = 1e-6
+#: Seconds per exact run in ``compare`` and ``bench`` when no time limit is given.
+DEFAULT_EXACT_TIME_LIMIT = 10.0
 
 _OPTION_NAMES = {f.name for f in fields(SolveOptions)}
 
@@ -47,148 +51,288 @@ class ConsistencyError(ChipschedError, AssertionError):
     """A method's numbers disagree with the shared cost model (a bug, not bad input)."""
 
 
-def registry() -> Registry:
-    """The default registry with every landed decision module imported."""
-    for mod in DECISION_MODULES:
-        importlib.import_module(mod)
-    return REGISTRY
+class NotApplicable(InputError):
+    """The method does not apply to the instance (wrong platform, too large …)."""
 
 
-def split_options(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_options(kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split keyword arguments into SolveOptions fields and method parameters."""
     opts = {k: v for k, v in kwargs.items() if k in _OPTION_NAMES}
     params = {k: v for k, v in kwargs.items() if k not in _OPTION_NAMES}
     return opts, params
 
 
-def method_params(decision: str, method: str, *, registry_: Registry | None = None
-                  ) -> dict[str, Any]:
-    """The parameters a method takes beyond (instance, options), with their defaults."""
-    import inspect
+def method_param_specs(decision: str, method: str, *, registry_: Registry | None = None
+                       ) -> tuple[ParamSpec, ...]:
+    """Every parameter ``method`` takes: its own and those of the chain steps that apply
+    to it (e.g. region_split's ``placement``)."""
+    dec = (registry_ or registry()).decision(decision)
+    m = dec.method(method)
+    out = list(m.param_specs)
+    for c in dec.chains_of(m):
+        out += c.param_specs
+    return tuple(out)
 
-    m = (registry_ or registry()).get(decision, method)
-    sig = inspect.signature(m.func)
-    return {name: (None if p.default is inspect.Parameter.empty else p.default)
-            for name, p in list(sig.parameters.items())[2:]
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
-
-def _check_params(decision: str, method: str, params: dict[str, Any], reg: Registry) -> None:
-    known = method_params(decision, method, registry_=reg)
-    for k in params:
-        if k not in known:
-            raise InputError(f"parameter {k!r}", f"is not a parameter of {decision}/{method}",
+def check_params(dec: Decision, m: Method, values: Mapping[str, Any]
+                 ) -> tuple[Any, list[tuple[Any, Any]]]:
+    """``(the method's params, [(chain, its params)…])`` from user values, validated."""
+    where = f"{dec.name}/{m.name}"
+    chains = dec.chains_of(m)
+    chain_names = {s.name: c for c in chains for s in c.param_specs}
+    own = {s.name for s in m.param_specs}
+    for k in values:
+        if k not in own and k not in chain_names:
+            known = [s.name for s in m.param_specs] + list(chain_names)
+            raise InputError(f"parameter {k!r}", f"is not a parameter of {where}",
                              f"its parameters: {', '.join(known) or 'none'}")
+    params = build_params(m.params, {k: v for k, v in values.items() if k in own}, where)
+    chained = [(c, build_params(c.params, {k: v for k, v in values.items()
+                                           if chain_names.get(k) is c}, where))
+               for c in chains]
+    return params, chained
 
 
 def make_instance(decision: str, instance: Any, chip: Any = None, *,
                   registry_: Registry | None = None, **options: Any) -> Any:
-    """Build a decision's instance from ``instance`` (a network name or file, a
-    ``Workload``, or whatever the decision reads: an STG file, a neuron graph …) and a
-    chip (name, file, ``Hardware``; default: the decision's natural preset).
-
-    The decision's ``make_instance`` resolves ``instance`` itself (usually with
-    ``chipsched.instances.networks.get_network``).
-    """
+    """Build a decision's instance from ``instance`` (a library network name or a file,
+    a ``Workload``, whatever the decision reads — an STG file, a neuron graph … — or a
+    ready instance) and a chip (name, file, ``Hardware``; default: the decision's
+    natural preset). ``options`` are the decision's instance options (``objective``,
+    ``batch`` …; see ``Problem.instance_options``)."""
     from chipsched.instances.chips import get_chip
 
-    spec = (registry_ or registry()).decision(decision)
-    unknown = set(options) - set(spec.instance_options)
+    dec = (registry_ or registry()).decision(decision)
+    known = dec.problem.instance_options
+    unknown = sorted(set(options) - set(known))
     if unknown:
-        raise InputError(f"{decision} option {sorted(unknown)[0]!r}", "does not apply",
-                         f"options of {decision}: {', '.join(spec.instance_options) or 'none'}")
-    hw = get_chip(chip if chip is not None else spec.default_chip)
-    return spec.make_instance(instance, hw, **options)
+        raise InputError(f"{decision} option {unknown[0]!r}", "does not apply",
+                         f"options of {decision}: {', '.join(known) or 'none'}")
+    hw = get_chip(chip if chip is not None else dec.problem.default_chip)
+    return dec.load_instance(instance, hw, **options)
+
+
+def _warm_solution(dec: Decision, instance: Any, warm: Any, opts: SolveOptions,
+                   reg: Registry, seen: tuple[str, ...]) -> tuple[Any, str]:
+    """(a solution, where it came from) for the ``warm_start`` given to ``solve``."""
+    if warm is None:
+        return None, ""
+    if isinstance(warm, Result):
+        if warm.decision != dec.name:
+            raise InputError("warm start", f"is a {warm.decision} result, not {dec.name}")
+        return warm.solution, f"{warm.method} result"
+    if isinstance(warm, str) and warm in dec.methods:
+        if warm in seen:
+            raise InputError("warm start", f"{' → '.join((*seen, warm))} is circular")
+        res = solve(dec.name, instance, warm, options=opts.replace(warm_start=None),
+                    registry_=reg, _chain=(*seen, warm))
+        if res.solution is None:
+            raise InputError("warm start", f"{warm} gave no solution ({res.status.value}"
+                             + (f": {res.message}" if res.message else "") + ")")
+        return res.solution, f"{warm} (seed {opts.seed})"
+    if isinstance(warm, (str, os.PathLike)):
+        p = Path(warm)
+        if not p.is_file():
+            raise InputError("warm start", f"{str(warm)!r} is neither a {dec.name} method "
+                             "nor a result file", "give a method name (chipsched list "
+                             f"{dec.name}) or a file written with --out")
+        from chipsched.instances.formats import read_data
+
+        return dec.problem.read_solution(instance, read_data(p)), str(p)
+    if isinstance(warm, Mapping):
+        return dec.problem.read_solution(instance, warm), "given dict"
+    dec.problem.check_solution(warm)
+    return warm, "given solution"
 
 
 def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | None = None,
-          registry_: Registry | None = None, **kwargs: Any) -> Result:
+          registry_: Registry | None = None, _chain: tuple[str, ...] = (),
+          **kwargs: Any) -> Result:
     """Run ``method`` of ``decision`` on ``instance`` and return a checked :class:`Result`.
 
     Keyword arguments that are :class:`SolveOptions` fields (``time_limit``, ``seed``,
     ``threads``, ``mip_gap``, ``warm_start``, ``milp_solver``, ``progress``,
-    ``verbose``) set the options; the others go to the method. ``warm_start`` may be a
-    solution or a :class:`Result`.
+    ``verbose``) set the options; the others are the method's declared parameters.
+    ``warm_start`` may be a solution, its ``to_dict()``, a :class:`Result` (or a result
+    file's dict), a result file's path, or the name of another method of the decision
+    (run first, with the same options). Raises :class:`NotApplicable` when the method
+    does not apply to the instance, :class:`InputError` on bad parameters.
     """
     reg = registry_ or registry()
-    spec = reg.decision(decision)
-    m = reg.get(decision, method)
-    opt_kw, params = split_options(kwargs)
-    if isinstance(opt_kw.get("warm_start"), Result):
-        opt_kw["warm_start"] = opt_kw["warm_start"].solution
-    opts = (options or SolveOptions()).replace(**opt_kw) if opt_kw else (options or SolveOptions())
-    _check_params(decision, method, params, reg)
+    dec = reg.decision(decision)
+    m = dec.method(method)
+    opt_kw, values = split_options(kwargs)
+    opts = (options or SolveOptions()).replace(**opt_kw) if opt_kw else (options or
+                                                                         SolveOptions())
+    params, chained = check_params(dec, m, values)
+    problem = dec.problem
+    problem.check_instance(instance)
+    reason = m.not_applicable(instance, params, problem.platform(instance),
+                              problem.describe_platform)
+    if reason:
+        raise NotApplicable(f"method {decision}/{method}",
+                            f"does not apply to {problem.instance_name(instance)}: {reason}")
+    for c, cp in chained:
+        opts = c.before(instance, opts, cp, m, solve=_chain_solver(reg, dec, (*_chain, method)),
+                        methods=tuple(dec.methods))
+    warm, warm_from = _warm_solution(dec, instance, opts.warm_start, opts, reg,
+                                     (*_chain, method))
+    if warm is not None and not m.warm_start:
+        raise InputError("warm start", f"{decision}/{method} takes no warm start",
+                         "methods that do: " + ", ".join(n for n, x in dec.methods.items()
+                                                          if x.warm_start))
+    opts = opts.replace(warm_start=warm)
     t0 = time.perf_counter()
-    out = m.func(instance, opts, **params)
+    out = m.run(instance, opts, params)
     wall = time.perf_counter() - t0
-    if not isinstance(out, MethodOutput):
-        raise ConsistencyError(f"{decision}/{method} returned {type(out).__name__}, "
-                               "not MethodOutput")
-    objective, metrics = None, {}
-    if out.solution is not None:
-        objective, metrics = spec.evaluate(instance, out.solution)
-        objective = float(objective)
-        if out.objective is not None and not _close(out.objective, objective):
-            raise ConsistencyError(
-                f"{decision}/{method} reported objective {out.objective!r} but the evaluator "
-                f"gives {objective!r}")
+    objective, metrics = _check(dec, m, instance, out)
+    for c, cp in chained:
+        new = c.after(instance, out, opts, cp, solve=_chain_solver(reg, dec, (*_chain, method)))
+        if new is not out and new.solution is not None:
+            value, metrics = problem.evaluate(instance, new.solution)
+            if objective is not None and not _close(value, objective, 0.0):
+                raise ConsistencyError(f"{decision}/{method}: chain step {c.name} changed "
+                                       f"the objective from {objective!r} to {value!r}")
+        out = new
     bound = None if out.bound is None else float(out.bound)
-    if bound is not None and objective is not None and bound > objective and \
-            not _close(bound, objective):
-        raise ConsistencyError(f"{decision}/{method}: bound {bound!r} above the objective "
-                               f"{objective!r} of its own solution")
     if out.status is Status.OPTIMAL and objective is not None:
         bound = objective if bound is None else bound
-    metrics = {**metrics, **({"solver": out.stats} if out.stats else {})}
+    stats = dict(out.stats)
+    if warm_from:
+        stats.setdefault("warm_start_from", warm_from)
+    metrics = {**metrics, **({"solver": stats} if stats else {})}
+    obj = problem.objective(instance)
     return Result(decision=decision, method=method, status=out.status, objective=objective,
-                  bound=bound, wall_s=wall, seed=opts.seed if m.randomized or
-                  m.kind == "exact" else None, solution=out.solution, metrics=metrics,
-                  objective_name=str(getattr(instance, "objective_name", "")),
-                  message=out.message, instance=spec.instance_name(instance),
-                  space=m.space)
+                  bound=bound, wall_s=wall, seed=opts.seed if m.randomized or m.exact
+                  else None, solution=out.solution, metrics=metrics, objective_name=obj.name,
+                  objective_unit=obj.unit, message=out.message,
+                  instance=problem.instance_name(instance), space=m.space)
 
 
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=OBJECTIVE_RTOL, abs_tol=1e-12)
+def _chain_solver(reg: Registry, dec: Decision, seen: tuple[str, ...]) -> Callable[..., Result]:
+    """``solve`` for a chain step: any decision, with the chain so far (no cycles)."""
+
+    def run(decision: str, instance: Any, method: str, **kw: Any) -> Result:
+        if decision == dec.name and method in seen:
+            raise InputError("chain", f"{' → '.join((*seen, method))} is circular")
+        return solve(decision, instance, method, registry_=reg, _chain=seen, **kw)
+
+    return run
+
+
+def _check(dec: Decision, m: Method, instance: Any, out: Any) -> tuple[float | None, dict]:
+    """The evaluator's objective and metrics of ``out``, checked against the method's own
+    numbers (the consistency check of every run)."""
+    name = f"{dec.name}/{m.name}"
+    if not isinstance(out, MethodOutput):
+        raise ConsistencyError(f"{name} returned {type(out).__name__}, not MethodOutput")
+    if out.solution is None:
+        return None, {}
+    if out.objective is None:
+        raise ConsistencyError(f"{name} returned a solution without its own objective "
+                               "(a method reports the value its model or tally gives)")
+    try:
+        dec.problem.check_solution(out.solution)
+        objective, metrics = dec.problem.evaluate(instance, out.solution)
+    except InputError as exc:  # the method's own solution: a bug, not bad input
+        raise ConsistencyError(f"{name} returned an invalid solution: {exc}") from None
+    objective = float(objective)
+    if not _close(out.objective, objective, out.objective_tol):
+        raise ConsistencyError(f"{name} reported objective {out.objective!r} but the "
+                               f"evaluator gives {objective!r}")
+    if out.bound is not None and out.bound > objective and \
+            not _close(out.bound, objective, out.objective_tol):
+        raise ConsistencyError(f"{name}: bound {out.bound!r} above the objective "
+                               f"{objective!r} of its own solution")
+    return objective, metrics
+
+
+def _close(a: float, b: float, tol: float) -> bool:
+    return math.isclose(a, b, rel_tol=OBJECTIVE_RTOL, abs_tol=max(1e-12, float(tol)))
 
 
 def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, *,
             seeds: Iterable[int] = (0,), options: SolveOptions | None = None,
-            registry_: Registry | None = None, progress: bool = False,
+            registry_: Registry | None = None,
+            exact_time_limit: float | None = DEFAULT_EXACT_TIME_LIMIT,
+            on_result: Callable[[Result, int, int], None] | None = None,
             **kwargs: Any) -> list[Result]:
-    """Run several methods (default: all of the decision's) on one instance.
+    """Run several methods (default: every method of the decision) on one instance.
 
-    Randomized methods run once per seed; deterministic ones once. The list is in the
-    order run; use :func:`best_bound` and ``Result.versus`` for the headline numbers.
-    Method parameters among ``kwargs`` go to the methods that take them; one that no
-    method takes is an error.
+    Never aborts on a method: one that does not apply is a ``skipped`` result with the
+    reason, one that fails (an error, a time-out without a solution, a consistency
+    failure) a result with status ``error`` (or its own) and the message. Randomized
+    methods run once per seed, the others once. Exact methods without a time limit in
+    ``options`` get ``exact_time_limit`` seconds. Method parameters among ``kwargs`` go
+    to the methods that take them (one that no method takes is an error); a
+    ``warm_start`` naming a method runs it once and warm-starts every method that takes
+    warm starts. ``on_result(result, done, total)`` is called after each run.
     """
     reg = registry_ or registry()
-    names = list(methods) if methods else list(reg.methods(decision))
+    dec = reg.decision(decision)
+    names = list(methods) if methods else list(dec.methods)
     for n in names:
-        reg.get(decision, n)  # fail fast on an unknown name
-    opt_kw, params = split_options(kwargs)
-    accepted = {n: set(method_params(decision, n, registry_=reg)) for n in names}
-    for k in params:
+        dec.method(n)  # fail fast on an unknown name
+    opt_kw, values = split_options(kwargs)
+    base = (options or SolveOptions()).replace(**opt_kw) if opt_kw else (options or
+                                                                         SolveOptions())
+    accepted = {n: {s.name for s in method_param_specs(decision, n, registry_=reg)}
+                for n in names}
+    for k in values:
         if not any(k in a for a in accepted.values()):
             raise InputError(f"parameter {k!r}", f"is taken by none of the methods compared "
                              f"({', '.join(names)})")
     seeds = list(seeds)
-    runs = [(n, s) for n in names for s in (seeds if reg.get(decision, n).randomized
-                                             else seeds[:1])]
+    runs = [(n, s) for n in names for s in (seeds if dec.method(n).randomized else seeds[:1])]
+    warm = base.warm_start
+    shared: Result | None = None
+    if isinstance(warm, str) and warm in dec.methods:
+        shared = _guarded(dec, instance, warm, base.replace(warm_start=None), {}, reg,
+                          exact_time_limit)
+        warm = shared if shared.solution is not None else None
     results: list[Result] = []
-    bar = _progress(progress, len(runs), f"compare {decision}")
-    with bar as p:
-        task = p.add_task(f"{decision}", total=len(runs)) if p else None
-        for n, s in runs:
-            if p:
-                p.update(task, description=f"{decision}: {n} (seed {s})")
-            mine = {k: v for k, v in params.items() if k in accepted[n]}
-            results.append(solve(decision, instance, n, options=options, registry_=reg,
-                                 **{**opt_kw, "seed": s}, **mine))
-            if p:
-                p.advance(task)
+    for k, (n, s) in enumerate(runs):
+        m = dec.method(n)
+        if shared is not None and n == shared.method and s == base.seed:
+            res = shared
+        else:
+            mine = {a: v for a, v in values.items() if a in accepted[n]}
+            opts = base.replace(seed=s, warm_start=warm if m.warm_start else None)
+            res = _guarded(dec, instance, n, opts, mine, reg, exact_time_limit)
+        results.append(res)
+        if on_result is not None:
+            on_result(res, k + 1, len(runs))
     return results
+
+
+def _guarded(dec: Decision, instance: Any, name: str, opts: SolveOptions,
+             params: Mapping[str, Any], reg: Registry, exact_time_limit: float | None
+             ) -> Result:
+    """``solve`` that turns every failure into a result row (compare and bench)."""
+    m = dec.method(name)
+    if m.exact and opts.time_limit is None and exact_time_limit is not None:
+        opts = opts.replace(time_limit=exact_time_limit)
+    t0 = time.perf_counter()
+    seed = opts.seed if m.randomized or m.exact else None
+    iname = dec.problem.instance_name(instance)
+    try:
+        return solve(dec.name, instance, name, options=opts, registry_=reg, **params)
+    except NotApplicable as exc:
+        return Result(dec.name, name, Status.SKIPPED, seed=seed, instance=iname,
+                      message=exc.problem, space=m.space)
+    except ChipschedError as exc:
+        return Result(dec.name, name, Status.ERROR, wall_s=time.perf_counter() - t0,
+                      seed=seed, instance=iname, message=str(exc), space=m.space)
+    except Exception as exc:  # noqa: BLE001 - compare records a crashing method and goes on
+        return Result(dec.name, name, Status.ERROR, wall_s=time.perf_counter() - t0,
+                      seed=seed, instance=iname, message=crash_message(exc), space=m.space)
+
+
+def crash_message(exc: BaseException) -> str:
+    """``TypeName: message (file.py:line)`` of an unexpected exception (a bug)."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+    return f"{type(exc).__name__}: {exc}{where}"
 
 
 def best_bound(results: Iterable[Result]) -> float | None:
@@ -208,20 +352,6 @@ def best_found(results: Iterable[Result]) -> float | None:
     return min(objs) if objs else None
 
 
-class _NoProgress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
-def _progress(enabled: bool, total: int, what: str) -> Any:
-    if not enabled or total < 2:
-        return _NoProgress()
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                    console=Console(stderr=True), transient=True)
+def any_solution(results: Iterable[Result]) -> bool:
+    """True when at least one run produced a solution (``compare``'s exit code 0)."""
+    return any(r.solution is not None and r.objective is not None for r in results)

@@ -17,8 +17,11 @@ A suite is a YAML/JSON file (or the name of a built-in one in ``chipsched/suites
 
 A suite may instead hold ``runs: [suite, suite, …]`` to cover several decisions.
 Runs go to a process pool (``workers``) or, given ``scheduler`` (a Dask address), to a
-Dask cluster. A run that fails is recorded with status ``error`` and its message; the
-sweep goes on. Results: SQLite (table ``runs``, one row per run, appended), CSV, a
+Dask cluster. A method that does not apply to an instance is recorded as ``skipped``
+with the reason, a run that fails with status ``error`` and its message; the sweep goes
+on. Exact methods without a time limit in the suite's options get
+``chipsched.api.DEFAULT_EXACT_TIME_LIMIT`` seconds. Results: SQLite (table ``runs``,
+one row per run, appended), CSV, a
 plot of each method's gap to the best bound and of wall time against instance size,
 and an HTML report linking them.
 """
@@ -32,7 +35,6 @@ import json
 import os
 import sqlite3
 import time
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -44,8 +46,8 @@ from chipsched.errors import ChipschedError, InputError, UnknownNameError
 
 #: Columns of the ``runs`` table, in order (also the CSV header).
 COLUMNS = ("bench_id", "suite", "decision", "instance", "chip", "instance_options",
-           "size", "method", "kind", "space", "seed", "status", "objective", "bound", "gap",
-           "wall_s", "message", "started")
+           "size", "size_unit", "method", "kind", "space", "seed", "status", "objective",
+           "bound", "gap", "objective_name", "objective_unit", "wall_s", "message", "started")
 
 _SOLVE_OPTIONS = ("time_limit", "threads", "mip_gap", "milp_solver")
 
@@ -185,21 +187,21 @@ def _suite(data: Mapping[str, Any], source: str) -> Suite:
 
 
 def expand(suites: Iterable[Suite], registry_: Any = None) -> list[Job]:
-    """The jobs of the suites, validated against the registry (fails fast on a typo)."""
-    from chipsched.api import method_params, registry
+    """The jobs of the suites, validated against the registry and the methods' declared
+    parameters (fails fast on a typo or a bad value)."""
+    from chipsched.api import check_params, registry
 
     reg = registry_ or registry()
     jobs: list[Job] = []
     for s in suites:
-        reg.decision(s.decision)
+        dec = reg.decision(s.decision)
         variants = list(s.methods) if s.methods else [(n, ()) for n in reg.methods(s.decision)]
         for n, ps in variants:
-            reg.get(s.decision, n)
-            known = method_params(s.decision, n, registry_=reg)
-            for k, _ in ps:
-                if k not in known:
-                    raise InputError(f"suite {s.name}: {n} parameter {k!r}", "unknown",
-                                     f"its parameters: {', '.join(known) or 'none'}")
+            m = dec.method(n)  # an unknown name: UnknownNameError with a suggestion
+            try:
+                check_params(dec, m, dict(ps))
+            except InputError as exc:
+                raise InputError(f"suite {s.name}: {n}", str(exc)) from None
         for inst, chip, iopts in s.instances:
             for n, ps in variants:
                 seeds = range(s.seeds) if reg.get(s.decision, n).randomized else range(1)
@@ -211,7 +213,14 @@ def expand(suites: Iterable[Suite], registry_: Any = None) -> list[Job]:
 
 def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
     """Run one job and return its row; never raises for a failing method or instance."""
-    from chipsched.api import make_instance, registry, solve
+    from chipsched.api import (
+        DEFAULT_EXACT_TIME_LIMIT,
+        NotApplicable,
+        crash_message,
+        make_instance,
+        registry,
+        solve,
+    )
     from chipsched.solvers.options import SolveOptions
 
     reg = registry_ or registry()
@@ -219,6 +228,7 @@ def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
         "suite": job.suite, "decision": job.decision, "instance": job.instance,
         "chip": job.chip or "", "instance_options": json.dumps(dict(job.instance_options)),
         "method": job.method_label, "kind": "", "space": "", "seed": job.seed, "size": None,
+        "size_unit": "", "objective_name": "", "objective_unit": "",
         "status": "error", "objective": None, "bound": None, "gap": None, "wall_s": None,
         "message": "", "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -226,74 +236,64 @@ def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
     try:
         m = reg.get(job.decision, job.method)
         row["kind"], row["space"] = m.kind, m.space
-        spec = reg.decision(job.decision)
+        problem = reg.decision(job.decision).problem
         inst = make_instance(job.decision, job.instance, job.chip, registry_=reg,
                              **dict(job.instance_options))
-        row["size"] = _size(spec, inst)
+        row["size"] = problem.instance_size(inst)
+        row["size_unit"] = problem.size_unit
+        obj = problem.objective(inst)
+        row["objective_name"], row["objective_unit"] = obj.name, obj.unit
         opts = SolveOptions(seed=job.seed, **dict(job.options))
+        if m.exact and opts.time_limit is None:
+            opts = opts.replace(time_limit=DEFAULT_EXACT_TIME_LIMIT)
         res = solve(job.decision, inst, job.method, options=opts, registry_=reg,
                     **dict(job.params))
         row.update(status=res.status.value, objective=res.objective, bound=res.bound,
                    gap=res.gap, wall_s=res.wall_s, message=res.message)
+    except NotApplicable as exc:
+        row.update(status="skipped", message=exc.problem, wall_s=None)
     except ChipschedError as exc:
         row.update(message=str(exc), wall_s=time.perf_counter() - t0)
     except Exception as exc:  # noqa: BLE001 - a bench records failures and goes on
-        last = traceback.extract_tb(exc.__traceback__)[-1]
-        row.update(message=f"{type(exc).__name__}: {exc} ({Path(last.filename).name}:"
-                           f"{last.lineno})", wall_s=time.perf_counter() - t0)
+        row.update(message=crash_message(exc), wall_s=time.perf_counter() - t0)
     return row
 
 
-def _size(spec: Any, instance: Any) -> float | None:
-    fn = getattr(spec, "instance_size", None)
-    if fn is not None:
-        return fn(instance)
-    try:
-        return float(len(instance))
-    except TypeError:
-        return None
-
-
 def run_bench(jobs: Sequence[Job], workers: int = 1, scheduler: str | None = None,
-              progress: bool = False, registry_: Any = None,
+              progress: Callable[[float, float | None, str], None] | None = None,
+              registry_: Any = None,
               on_row: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Run the jobs; rows come back in job order. ``registry_`` (tests) forces serial."""
+    """Run the jobs; rows come back in job order. ``registry_`` (tests) forces serial.
+    ``progress(done, total, note)`` hears of every finished run (the CLI draws it)."""
     rows: list[dict[str, Any] | None] = [None] * len(jobs)
-    bar = _bar(progress, len(jobs))
+    count = [0]
 
-    def done(i: int, row: dict[str, Any], p: Any, task: Any) -> None:
+    def done(i: int, row: dict[str, Any]) -> None:
         rows[i] = row
+        count[0] += 1
         if on_row:
             on_row(row)
-        if p:
-            p.update(task, advance=1, description=f"{jobs[i].label} → {row['status']}")
+        if progress is not None:
+            progress(count[0], len(jobs), f"{jobs[i].label} → {row['status']}")
 
-    with bar as p:
-        task = p.add_task("bench", total=len(jobs)) if p else None
-        if scheduler:
-            from dask.distributed import Client
+    if scheduler:
+        from dask.distributed import Client
 
-            with Client(scheduler) as client:
-                futs = {client.submit(run_job, j, pure=False): i for i, j in enumerate(jobs)}
-                from dask.distributed import as_completed as dask_completed
+        with Client(scheduler) as client:
+            futs = {client.submit(run_job, j, pure=False): i for i, j in enumerate(jobs)}
+            from dask.distributed import as_completed as dask_completed
 
-                for f in dask_completed(futs):
-                    done(futs[f], f.result(), p, task)
-        elif workers <= 1 or registry_ is not None or len(jobs) < 2:
-            for i, j in enumerate(jobs):
-                done(i, run_job(j, registry_), p, task)
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as ex:
-                futs = {ex.submit(run_job, j): i for i, j in enumerate(jobs)}
-                for f in as_completed(futs):
-                    done(futs[f], f.result(), p, task)
+            for f in dask_completed(futs):
+                done(futs[f], f.result())
+    elif workers <= 1 or registry_ is not None or len(jobs) < 2:
+        for i, j in enumerate(jobs):
+            done(i, run_job(j, registry_))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            futs = {ex.submit(run_job, j): i for i, j in enumerate(jobs)}
+            for f in as_completed(futs):
+                done(futs[f], f.result())
     return [r for r in rows if r is not None]
-
-
-def _bar(enabled: bool, total: int) -> Any:
-    from chipsched.api import _progress
-
-    return _progress(enabled, total, "bench")
 
 
 # ---------------------------------------------------------------------------------------
@@ -436,7 +436,8 @@ def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: P
 
 
 def bench(spec: str | os.PathLike[str] | Mapping[str, Any], out_dir: str | os.PathLike[str],
-          workers: int = 1, scheduler: str | None = None, progress: bool = False,
+          workers: int = 1, scheduler: str | None = None,
+          progress: Callable[[float, float | None, str], None] | None = None,
           registry_: Any = None) -> tuple[list[dict[str, Any]], dict[str, Path]]:
     """Load, run and store a bench; returns the rows and the files written."""
     suites = load_suites(spec)

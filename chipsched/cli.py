@@ -89,45 +89,30 @@ def list_cmd(
     json_: Annotated[bool, typer.Option("--json", help="one JSON object")] = False,
 ) -> None:
     """Decisions and their methods, library networks, chip presets."""
-    from chipsched.api import method_params, registry
+    from chipsched.api import method_param_specs, registry
     from chipsched.instances.chips import chip_dict, chip_names
     from chipsched.instances.networks import get_network, network_names
 
     reg = registry()
     if decision is not None:
-        reg.decision(decision)
-        rows = [(m.name, m.kind, method_params(decision, m.name, registry_=reg), m.summary)
-                for m in reg.methods(decision).values()]
-        if json_:
-            _print_json({"decision": decision, "methods": [
-                {"name": n, "kind": k, "params": p, "summary": s} for n, k, p, s in rows]})
-            return
-        t = Table(title=f"{decision}: methods (parameters: -p name=value)",
-                  title_justify="left")
-        for col in ("method", "kind", "parameters (default)", "summary"):
-            t.add_column(col)
-        for n, k, p, sm in rows:
-            t.add_row(n, k, ", ".join(f"{a}={v!r}" for a, v in p.items()), sm)
-        _out().print(t)
+        _list_decision(reg, decision, json_)
         return
     if json_:
         _print_json({
-            "decisions": {d: {"methods": list(reg.methods(d)),
-                              "implemented": reg.has_decision(d)} for d in reg.decisions()},
+            "decisions": {d: {"methods": list(reg.methods(d))} for d in reg.decisions()},
             "networks": network_names(),
             "chips": chip_names(),
         })
         return
     out = _out()
-    t = Table(title="decisions and methods", title_justify="left")
-    for col in ("decision", "method", "kind", "summary"):
+    t = Table(title="decisions and methods (chipsched list DECISION: parameters)",
+              title_justify="left")
+    for col in ("decision", "method", "kind", "params", "summary"):
         t.add_column(col)
     for d in reg.decisions():
-        ms = reg.methods(d)
-        if not ms:
-            t.add_row(d, "—", "", "not implemented yet")
-        for i, m in enumerate(ms.values()):
-            t.add_row(d if i == 0 else "", m.name, m.kind, m.summary)
+        for i, m in enumerate(reg.methods(d).values()):
+            n = len(method_param_specs(d, m.name, registry_=reg))
+            t.add_row(d if i == 0 else "", m.name, m.kind, str(n) if n else "", m.summary)
     out.print(t)
     t = Table(title="networks (chipsched show network NAME)", title_justify="left")
     for col, j in (("name", "left"), ("layers", "right"), ("MACs", "right"),
@@ -148,6 +133,49 @@ def list_cmd(
         t.add_row(n, chip_dict(n).get("description", ""))
     t.add_row("tiled-RxC, chiplet-RxC[-nN][-wW], neuro-RxC[-kCAP]", "parametric names")
     out.print(t)
+
+
+def _list_decision(reg: Any, decision: str, json_: bool) -> None:
+    """``chipsched list DECISION``: every method with its declared parameters."""
+    from rich.markup import escape
+
+    from chipsched.api import method_param_specs
+
+    dec = reg.decision(decision)
+    problem = dec.problem
+    rows = [(m, method_param_specs(decision, m.name, registry_=reg))
+            for m in dec.methods.values()]
+    if json_:
+        _print_json({"decision": decision, "summary": problem.summary,
+                     "default_chip": problem.default_chip,
+                     "platforms": dict(problem.platforms),
+                     "instance_options": list(problem.instance_options),
+                     "methods": [{"name": m.name, "kind": m.kind, "summary": m.summary,
+                                  "source": m.source, "randomized": m.randomized,
+                                  "space": m.space, "platforms": list(m.platforms),
+                                  "warm_start": m.warm_start,
+                                  "params": [p.to_dict() for p in ps]}
+                                 for m, ps in rows]})
+        return
+    t = Table(title=f"{decision}: {problem.summary} — methods (parameters: -p name=value)",
+              title_justify="left")
+    for col in ("method", "kind", "parameters: name: type = default (range) — what",
+                "summary"):
+        t.add_column(col, overflow="fold")
+    for m, ps in rows:
+        lines = []
+        for p in ps:
+            rng = f" ({p.range_text})" if p.range_text else ""
+            none = f"; none = {p.none}" if p.none else ""
+            lines.append(f"{p.name}: {p.type_name} = {p.default!r}{rng} — {p.doc}{none}")
+        extra = []
+        if m.platforms:
+            extra.append(f"({', '.join(m.platforms)} instances only)")
+        if m.warm_start:
+            extra.append("(takes --warm-start)")
+        t.add_row(m.name, m.kind, escape("\n".join(lines)),
+                  escape(m.summary + ("\n" + " ".join(extra) if extra else "")))
+    _out().print(t)
 
 
 @show_app.command("network")
@@ -301,6 +329,28 @@ def _instance_options(objective: str | None, batch: int | None, processors: int 
     return {k: v for k, v in opts.items() if v is not None}
 
 
+WarmOpt = Annotated[str | None, typer.Option(
+    "--warm-start", help="a method of the decision (it runs first; its solution is the warm "
+    "start) or a result file written with --out")]
+
+
+def _progress_callback(enabled: bool) -> tuple[Any, Any]:
+    """(a rich progress display or None, the SolveOptions.progress callback drawing it)."""
+    if not enabled:
+        return None, None
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    p = Progress(TextColumn("{task.description}"), BarColumn(),
+                 TextColumn("{task.completed:.0f}/{task.total}"), TimeElapsedColumn(),
+                 console=_err(), transient=True)
+    task = p.add_task("", total=None)
+
+    def report(done: float, total: float | None, note: str) -> None:
+        p.update(task, completed=done, total=total, description=note)
+
+    return p, report
+
+
 @app.command("solve")
 @cli_errors
 def solve_cmd(
@@ -317,6 +367,7 @@ def solve_cmd(
     threads: ThreadsOpt = None,
     milp_solver: MilpOpt = "highs",
     param: ParamOpt = None,
+    warm_start: WarmOpt = None,
     json_: JsonOpt = False,
     out: Annotated[Path | None, typer.Option("--out", help="also write the JSON result "
                                              "to this file")] = None,
@@ -328,56 +379,31 @@ def solve_cmd(
     from chipsched.solvers.options import SolveOptions
 
     reg = registry()
-    spec = reg.decision(decision)
-    reg.get(decision, method)
-    opts = SolveOptions(time_limit=time_limit, seed=seed, threads=threads,
-                        milp_solver=milp_solver, progress=not json_)
+    dec = reg.decision(decision)
+    dec.method(method)
+    params = _parse_params(param)
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors))
-    res = solve(decision, inst, method, options=opts, **_parse_params(param))
+    bar, report = _progress_callback(not json_)
+    opts = SolveOptions(time_limit=time_limit, seed=seed, threads=threads,
+                        milp_solver=milp_solver, progress=report, warm_start=warm_start)
+    if bar is not None:
+        with bar:
+            res = solve(decision, inst, method, options=opts, **params)
+    else:
+        res = solve(decision, inst, method, options=opts, **params)
     if out is not None:
         atomic_write(out, lambda fh: json.dump(to_jsonable(res.to_dict()), fh, indent=2))
     if json_:
         _print_json(res.to_dict())
         return
+    from chipsched.report import result_table
+
     con = _out()
-    con.print(_result_table([res], title=f"{decision} on {res.instance}"))
-    if spec.render is not None and res.solution is not None:
-        con.print(spec.render(inst, res))
-
-
-def _result_table(results: list[Any], title: str = "") -> Table:
-    from chipsched.api import best_bound, best_found
-
-    bb, bf = best_bound(results), best_found(results)
-    spaces = sorted({r.space for r in results if r.space and r.bound is not None})
-    notes = [f"{'†' * (i + 1)} bound of the restricted space: {s}"
-             for i, s in enumerate(spaces)]
-    # a method that ends without a solution says why (too large, infeasible, …)
-    notes += [f"{r.method}: {r.message}" for r in results
-              if r.objective is None and r.message]
-    caption = "\n".join(notes)
-    t = Table(title=title, title_justify="left", caption=caption or None,
-              caption_justify="left")
-    for col, j in (("method", "left"), ("status", "left"), ("objective", "right"),
-                   ("bound", "right"), ("gap", "right"), ("vs best bound", "right"),
-                   ("vs best found", "right"), ("seed", "right"), ("time", "right")):
-        t.add_column(col, justify=j)
-
-    def rel(x: float | None, ref: float | None) -> str:
-        if x is None or ref is None or ref == 0:
-            return ""
-        return f"{100 * (x - ref) / abs(ref):+.2f} %"
-
-    for r in results:
-        mark = "†" * (spaces.index(r.space) + 1) if r.space in spaces else ""
-        t.add_row(r.method, r.status.value,
-                  "" if r.objective is None else f"{r.objective:.6g}",
-                  "" if r.bound is None else f"{r.bound:.6g}{mark}",
-                  "" if r.gap is None else f"{100 * r.gap:.2f} %", rel(r.objective, bb),
-                  rel(r.objective, bf), "" if r.seed is None else str(r.seed),
-                  f"{r.wall_s:.3g} s")
-    return t
+    con.print(result_table([res], title=f"{decision} on {res.instance}: objective "
+                           f"{res.objective_name}"))
+    if dec.render is not None and res.solution is not None:
+        con.print(dec.render(inst, res))
 
 
 @app.command("compare")
@@ -386,48 +412,83 @@ def compare_cmd(
     decision: Annotated[str, typer.Argument(help="decision name")],
     instance: InstanceOpt,
     methods: Annotated[str | None, typer.Option("--methods", help="comma-separated (default: "
-                                                "all of the decision's)")] = None,
+                                                "every method of the decision)")] = None,
     chip: ChipOpt = None,
     objective: ObjectiveOpt = None,
     batch: BatchOpt = None,
     processors: ProcOpt = None,
-    time_limit: TimeOpt = None,
+    time_limit: Annotated[float | None, typer.Option(
+        "--time-limit", help="seconds per run (default: 10 s per exact run, heuristics "
+        "unlimited)")] = None,
     seeds: Annotated[int, typer.Option("--seeds", help="seeds 0..N-1 for randomized "
                                        "methods")] = 1,
     threads: ThreadsOpt = None,
     milp_solver: MilpOpt = "highs",
     param: ParamOpt = None,
+    warm_start: Annotated[str | None, typer.Option(
+        "--warm-start", help="a method whose solution warm-starts every method that takes "
+        "one, or a result file written with --out")] = None,
     json_: JsonOpt = False,
     csv: Annotated[Path | None, typer.Option("--csv", help="write the table as CSV")] = None,
 ) -> None:
-    """Several methods on one instance: objective / bound / gap / time."""
-    from chipsched.api import compare, make_instance, registry
+    """Several methods on one instance: objective / bound / gap / time.
+
+    Methods that do not apply to the instance are listed as skipped, failing methods
+    with their message; the exit code is 0 when at least one method found a solution.
+    """
+    from chipsched.api import (
+        DEFAULT_EXACT_TIME_LIMIT,
+        any_solution,
+        best_bound,
+        compare,
+        make_instance,
+        registry,
+    )
     from chipsched.errors import InputError
     from chipsched.solvers.options import SolveOptions
 
     reg = registry()
-    reg.decision(decision)
+    dec = reg.decision(decision)
     names = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
     for n in names or []:
-        reg.get(decision, n)
+        dec.method(n)
     if seeds < 1:
         raise InputError("--seeds", f"must be >= 1, got {seeds}")
-    opts = SolveOptions(time_limit=time_limit, threads=threads, milp_solver=milp_solver)
+    params = _parse_params(param)
+    opts = SolveOptions(time_limit=time_limit, threads=threads, milp_solver=milp_solver,
+                        warm_start=warm_start)
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors))
-    results = compare(decision, inst, names, seeds=range(seeds), options=opts,
-                      progress=not json_, **_parse_params(param))
+    bar, report = _progress_callback(not json_)
+
+    def on_result(r: Any, done: int, total: int) -> None:
+        if report is not None:
+            report(done, total, f"{decision}: {r.method} {r.status.value}")
+
+    if bar is not None:
+        with bar:
+            results = compare(decision, inst, names, seeds=range(seeds), options=opts,
+                              on_result=on_result, **params)
+    else:
+        results = compare(decision, inst, names, seeds=range(seeds), options=opts, **params)
     if csv is not None:
         _write_csv(csv, results)
+    obj = dec.problem.objective(inst)
     if json_:
-        from chipsched.api import best_bound
-
-        _print_json({"decision": decision, "instance": results[0].instance if results else "",
-                     "best_bound": best_bound(results),
+        _print_json({"decision": decision, "instance": dec.problem.instance_name(inst),
+                     "objective": obj.to_dict(), "best_bound": best_bound(results),
                      "results": [r.to_dict() for r in results]})
-        return
-    _out().print(_result_table(results, title=f"{decision} on "
-                               f"{results[0].instance if results else instance}"))
+    else:
+        from chipsched.report import result_table
+
+        limit = (f"time limit {time_limit:g} s per run" if time_limit is not None else
+                 f"exact methods {DEFAULT_EXACT_TIME_LIMIT:g} s each, heuristics unlimited")
+        _out().print(result_table(results, title=f"{decision} on "
+                                  f"{dec.problem.instance_name(inst)}: objective {obj.name} "
+                                  f"({obj.unit}); {limit}"))
+    if not any_solution(results):
+        typer.echo("error: no method produced a solution (see the table)", err=True)
+        raise typer.Exit(1)
 
 
 def _write_csv(path: Path, results: list[Any]) -> None:
@@ -436,7 +497,7 @@ def _write_csv(path: Path, results: list[Any]) -> None:
     from chipsched.instances.formats import atomic_write
 
     cols = ["decision", "instance", "method", "seed", "status", "objective", "bound", "gap",
-            "wall_s"]
+            "objective_name", "objective_unit", "wall_s", "message"]
 
     def write(fh: Any) -> None:
         w = csv_mod.writer(fh)
@@ -474,11 +535,26 @@ def bench_cmd(
     if suite == "list":
         _out().print("built-in suites: " + ", ".join(builtin_suites()))
         return
-    rows, files = bench(suite, out, workers=workers or (os.cpu_count() or 1),
-                        scheduler=scheduler, progress=not json_)
+    bar, report = _progress_callback(not json_)
+    if bar is not None:
+        with bar:
+            rows, files = bench(suite, out, workers=workers or (os.cpu_count() or 1),
+                                scheduler=scheduler, progress=report)
+    else:
+        rows, files = bench(suite, out, workers=workers or (os.cpu_count() or 1),
+                            scheduler=scheduler)
     if json_:
         _print_json({"runs": summarize(rows), "files": {k: str(v) for k, v in files.items()}})
-        return
+    else:
+        _bench_table(suite, rows, files)
+    if not any(r["objective"] is not None for r in rows):
+        typer.echo("error: no run produced a solution (see the table)", err=True)
+        raise typer.Exit(1)
+
+
+def _bench_table(suite: str, rows: list[dict[str, Any]], files: dict[str, Any]) -> None:
+    from chipsched.bench import summarize
+
     t = Table(title=f"bench {suite}: {len(rows)} runs", title_justify="left")
     for col, j in (("decision", "left"), ("instance", "left"), ("method", "left"),
                    ("seed", "right"), ("status", "left"), ("objective", "right"),
@@ -489,7 +565,8 @@ def bench_cmd(
         t.add_row(r["decision"], r["instance"] + (f" {r['instance_options']}"
                                                   if r["instance_options"] != "{}" else ""),
                   r["method"], str(r["seed"]), r["status"],
-                  "" if r["objective"] is None else f"{r['objective']:.6g}",
+                  "" if r["objective"] is None else
+                  f"{r['objective']:.6g} {r.get('objective_unit') or ''}".strip(),
                   "" if g is None else f"{100 * g:+.2f} %",
                   "" if r["wall_s"] is None else f"{r['wall_s']:.3g} s")
     con = _out()
@@ -497,6 +574,9 @@ def bench_cmd(
     errors = [r for r in rows if r["status"] == "error"]
     for r in errors[:5]:
         con.print(f"[red]error[/] {r['decision']}:{r['instance']}/{r['method']}: {r['message']}")
+    skipped = [r for r in rows if r["status"] == "skipped"]
+    for r in skipped[:5]:
+        con.print(f"skipped {r['decision']}:{r['instance']}/{r['method']}: {r['message']}")
     for k, v in files.items():
         con.print(f"{k}: {v}")
 

@@ -16,16 +16,15 @@ Sections
 * DRAM — :func:`dram_time_s`, :func:`dram_energy_j`, ``Hardware.dram_hops``;
 * heterogeneous processors — :func:`op_class`, :func:`processor_time_s`,
   :func:`processor_energy_j`, :func:`transfer_time_s`;
-* objectives — :class:`Objective`, :func:`parse_objective`, :func:`pipeline_period`,
-  :class:`EnergyBreakdown`.
+* aggregates — :func:`pipeline_period`, :class:`EnergyBreakdown` (each decision's
+  objectives, with their units, are in ``chipsched.problems.<decision>``).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -84,11 +83,6 @@ def systolic_cycles(m: Any, k: Any, n: Any, w: int) -> Any:
     big = (m > w) | (n > w)
     out = np.where(big, m * k * n / (w * w) + 2 * (w - 1), m + k + n - 1)
     return out if out.ndim else float(out)
-
-
-def vector_op_cycles(ops: Any, ops_per_cycle: int) -> Any:
-    """Cycles of ``ops`` non-MAC operations at ``ops_per_cycle`` (ceil)."""
-    return _ceil_div(np.asarray(ops, dtype=np.int64), ops_per_cycle)
 
 
 def _mac_cycles(n, K, Cg, H, W, R, S, Kg, array: ArraySpec):
@@ -574,55 +568,6 @@ class EnergyBreakdown:
     def to_dict(self) -> dict[str, float]:
         return {"dram_j": self.dram, "noc_j": self.noc, "mac_j": self.mac,
                 "buffer_j": self.buffer, "total_j": self.total}
-
-
-@dataclass(frozen=True)
-class Objective:
-    """E^n · D^m (energy in J, delay in s). latency = (0, 1), energy = (1, 0), EDP = (1, 1)."""
-
-    name: str
-    n: float
-    m: float
-    description: str = field(default="", compare=False)
-
-    def __call__(self, energy_j: float, delay_s: float) -> float:
-        return float(energy_j) ** self.n * float(delay_s) ** self.m
-
-    @property
-    def unit(self) -> str:
-        parts = []
-        if self.n:
-            parts.append("J" if self.n == 1 else f"J^{self.n:g}")
-        if self.m:
-            parts.append("s" if self.m == 1 else f"s^{self.m:g}")
-        return "·".join(parts) or "1"
-
-
-OBJECTIVES = {
-    "latency": Objective("latency", 0, 1, "single-batch latency (s)"),
-    "energy": Objective("energy", 1, 0, "total energy (J)"),
-    "edp": Objective("edp", 1, 1, "energy-delay product E·D"),
-    "e2d": Objective("e2d", 2, 1, "E²·D (SET edge objective)"),
-    "ed2": Objective("ed2", 1, 2, "E·D² (SET cloud objective)"),
-}
-
-
-def parse_objective(spec: str | Objective) -> Objective:
-    """'latency', 'energy', 'edp', 'e2d', 'ed2' or any 'E^n·D^m' / 'EnDm' form."""
-    if isinstance(spec, Objective):
-        return spec
-    s = str(spec).strip().lower().replace("·", "").replace("*", "").replace(" ", "")
-    if s in OBJECTIVES:
-        return OBJECTIVES[s]
-    m = re.fullmatch(r"e(?:\^?(\d+(?:\.\d+)?))?d(?:\^?(\d+(?:\.\d+)?))?", s)
-    if m:
-        n_, m_ = float(m[1] or 1), float(m[2] or 1)
-        for o in OBJECTIVES.values():
-            if (o.n, o.m) == (n_, m_):
-                return o
-        return Objective(f"e{n_:g}d{m_:g}", n_, m_, f"E^{n_:g}·D^{m_:g}")
-    raise InputError("objective", f"unknown objective {spec!r}",
-                     "use latency, energy, edp, e2d, ed2 or E^n·D^m")
 
 
 def pipeline_period(stage_times: Iterable[float]) -> float:

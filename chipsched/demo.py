@@ -10,7 +10,6 @@ from rich.table import Table
 
 
 def run_demo(con: Console, out_dir: Path, quick: bool = False) -> None:
-    from chipsched.api import registry
     from chipsched.cost import CostModel, divisors
     from chipsched.graph import computation_graph, group_graph, reduce_chains
     from chipsched.instances.chips import chip_names, get_chip
@@ -117,23 +116,20 @@ def run_demo(con: Console, out_dir: Path, quick: bool = False) -> None:
 
     # 6. the four decisions: exact models and heuristics on one evaluator
     _decisions(con, out_dir, quick)
-    reg = registry()
-    ready = [d for d in reg.decisions() if reg.methods(d)]
-    con.print(f"{len(ready)} of {len(reg.decisions())} decisions implemented "
-              f"({', '.join(ready)}); every method and its parameters: `chipsched list "
-              f"DECISION`.")
+    con.print("every method of a decision, with its parameters: `chipsched list DECISION`; "
+              "all of them on one instance: `chipsched compare DECISION -i NAME`.")
     con.rule()
 
 
 def _decisions(con: Console, out_dir: Path, quick: bool) -> None:
     """One small instance per decision: its exact models and heuristics side by side,
     every objective re-evaluated by the shared evaluator, and the decision's plot."""
-    from chipsched.api import compare, make_instance
-    from chipsched.cli import _result_table
+    from chipsched.api import compare, make_instance, solve
     from chipsched.plots.core_assignment import plot_mesh_heatmap
     from chipsched.plots.op_placement import plot_gantt
     from chipsched.plots.region_split import plot_placement
     from chipsched.plots.tile_groups import plot_st_graph
+    from chipsched.report import result_table
     from chipsched.solvers.options import SolveOptions
 
     limit = SolveOptions(time_limit=5 if quick else 10)
@@ -142,7 +138,7 @@ def _decisions(con: Console, out_dir: Path, quick: bool) -> None:
              **params: object) -> list:
         con.print(f"[bold]6{n}. {decision}[/]: {title}")
         res = compare(decision, inst, methods, options=limit, **params)
-        con.print(_result_table(res))
+        con.print(result_table(res))
         return res
 
     # region split: seed 000 vs the exact DP / CP-SAT on a chiplet grid
@@ -172,10 +168,8 @@ def _decisions(con: Console, out_dir: Path, quick: bool) -> None:
     res = show("c", "ops with their compiler scalar ops on the NPU + GPU + CPU SoC "
                "(makespan)", "op_placement", inst, ["seed003", "by-class", "heft", "single"])
     heft = next(r for r in res if r.method == "heft")
-    from chipsched.api import solve
-
     cp = solve("op_placement", inst, "cpsat", options=limit, warm_start=heft)
-    con.print(_result_table([cp], title="CP-SAT from HEFT's schedule"))
+    con.print(result_table([cp], title="CP-SAT from HEFT's schedule"))
     png = plot_gantt(inst, cp.solution, out_dir / "op_placement_gantt.png",
                      title="CP-SAT schedule")
     con.print(f"   plot: {png}")

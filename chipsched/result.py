@@ -22,7 +22,9 @@ class Status(str, Enum):
     ``optimal``: proven optimal (exact methods only). ``feasible``: a solution without
     a proof (every heuristic). ``time_limit``: an exact method stopped by its time limit
     — it may still carry a solution and a bound. ``infeasible``: proven to have no
-    solution. ``error``: the method failed (see ``message``).
+    solution. ``error``: the method failed (see ``message``). ``skipped``: the method
+    does not apply to the instance (``message`` says why; ``compare`` and ``bench``
+    only — ``solve`` refuses such a method).
     """
 
     OPTIMAL = "optimal"
@@ -30,13 +32,10 @@ class Status(str, Enum):
     INFEASIBLE = "infeasible"
     TIME_LIMIT = "time_limit"
     ERROR = "error"
+    SKIPPED = "skipped"
 
     def __str__(self) -> str:
         return self.value
-
-    @property
-    def has_solution_possible(self) -> bool:
-        return self in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT)
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
@@ -94,6 +93,8 @@ class Result:
     objective_name: str = ""
     message: str = ""
     instance: str = ""
+    #: the unit of ``objective`` and ``bound`` (the decision's objective's, e.g. "s")
+    objective_unit: str = ""
     #: the solution space the method searches when it is not the decision's full space
     #: (e.g. "segmented"); its bound then bounds that space only, not the decision
     space: str = ""
@@ -124,6 +125,7 @@ class Result:
             "decision": self.decision,
             "instance": self.instance,
             "objective_name": self.objective_name,
+            "objective_unit": self.objective_unit,
             "message": self.message,
             "space": self.space,
         })

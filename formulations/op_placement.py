@@ -58,33 +58,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyomo.environ as pyo
-from ortools.sat.python import cp_model
 
 from chipsched.errors import InputError
+from chipsched.method import MethodOutput, method, param
 from chipsched.problems.op_placement import (
     Instance,
     Solution,
     bottom_levels,
-    evaluate,
     identical_processor_groups,
     list_schedule,
     lower_bound,
+    makespan_energy,
     order_by_start,
 )
 from chipsched.result import Status
-from chipsched.solvers import (
-    MethodOutput,
-    SolveOptions,
-    enumerate_best,
-    register,
-    solve_cpsat,
-    solve_pyomo,
-)
-from chipsched.solvers.bruteforce import MAX_CANDIDATES
+from chipsched.solvers.bruteforce import MAX_CANDIDATES, enumerate_best
+from chipsched.solvers.options import SolveOptions
 
 DECISION = "op_placement"
 #: Relative distance between the decoded objective and the proven bound below which an
@@ -174,9 +167,11 @@ def _warm(instance: Instance, options: SolveOptions) -> Solution | None:
 
 
 def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, int],
-                warm: Solution | None = None) -> tuple[cp_model.CpModel, dict[str, Any]]:
+                warm: Solution | None = None) -> tuple[Any, dict[str, Any]]:
     """The CP-SAT model (module docstring) with times in ticks of ``tau`` and energies in
     ticks of ``eps``; objective ``weights[0]·C + weights[1]·E``."""
+    from ortools.sat.python import cp_model
+
     n = instance.n_ops
     classes, symmetric = processor_classes(instance)
     A = len(classes)
@@ -302,30 +297,41 @@ def _scaling(instance: Instance, resolution: float | None) -> tuple[float, float
     when ε would make the energy sum exceed ~10¹² ticks). Data are rounded down, so the
     bound stays valid; the decoded objective is the real one.
     """
-    obj = instance.parsed_objective
+    obj = instance.objective
+    w_time, w_energy = obj.coefficient("makespan"), obj.coefficient("energy_j")
     times = np.concatenate([instance.time[instance.runnable], instance.transfer.ravel()])
     scale = max(float(instance.time.min(axis=1).sum()), serial_upper_bound(instance) / 1e3)
     tau = resolution or _resolution(scale, _integral(times), 1e10)
     e_scale = _energy_scale(instance)
-    if obj.w_energy == 0:
-        return tau, 1.0, (1, 0), obj.w_time * tau
-    if obj.w_time == 0:
+    if w_energy == 0:
+        return tau, 1.0, (1, 0), w_time * tau
+    if w_time == 0:
         eps = _resolution(e_scale, _integral(instance.energy), 1e10)
-        return tau, eps, (0, 1), obj.w_energy * eps
+        return tau, eps, (0, 1), w_energy * eps
     e_max = float(np.where(instance.runnable, instance.energy, 0.0).max(axis=1).sum())
     if e_max > 0 and resolution is None:
-        tau = max(tau, obj.w_energy * e_max / 1e12 / obj.w_time)
-    return tau, obj.w_time * tau / obj.w_energy, (1, 1), obj.w_time * tau
+        tau = max(tau, w_energy * e_max / 1e12 / w_time)
+    return tau, w_time * tau / w_energy, (1, 1), w_time * tau
 
 
-@register(DECISION, "cpsat", "exact",
-          "CP-SAT: optional intervals per (op, processor), no-overlap/cumulative, transfer "
-          "delays, LB hint, warm start", source="ours (chipsched)")
-def cpsat(instance: Instance, options: SolveOptions, resolution: float | None = None
-          ) -> MethodOutput:
-    """Exact CP-SAT model; ``resolution`` overrides τ (seconds or time units per tick)."""
+@dataclass(frozen=True)
+class CpsatParams:
+    resolution: float | None = param(None, "τ: time units per CP-SAT tick", gt=0,
+                                     none="~1e10 ticks over the fastest serial time")
+
+
+@method(DECISION, "cpsat", "exact",
+        "CP-SAT: optional intervals per (op, processor), no-overlap/cumulative, transfer "
+        "delays, LB hint, warm start", source="ours (chipsched)", params=CpsatParams,
+        warm_start=True)
+def cpsat(instance: Instance, options: SolveOptions, params: CpsatParams) -> MethodOutput:
+    """Exact CP-SAT model; ``resolution`` overrides τ (seconds or time units per tick).
+    The schedule is decoded from the solver's assignment and start order by list
+    scheduling; its objective is the decoded schedule's (never above the model's)."""
+    from chipsched.solvers.cpsat import solve_cpsat
+
     warm = _warm(instance, options)
-    tau, eps, weights, unit = _scaling(instance, resolution)
+    tau, eps, weights, unit = _scaling(instance, params.resolution)
     model, info = build_cpsat(instance, tau, eps, weights, warm)
     out, solver = solve_cpsat(model, options, info["hints"])
     bound = None if out.bound is None else float(out.bound) * unit
@@ -341,7 +347,8 @@ def cpsat(instance: Instance, options: SolveOptions, resolution: float | None = 
             proc[i] = classes[a][0]
     start = np.array([solver.value(v) for v in info["s"]], dtype=float)
     sol = list_schedule(instance, proc, order_by_start(instance, start), classes)
-    value, _ = evaluate(instance, sol)
+    value = instance.objective(*makespan_energy(instance, sol))
+    stats["model_objective"] = None if out.objective is None else float(out.objective) * unit
     status, msg = _status(instance, out.status, value, bound)
     return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg)
 
@@ -361,11 +368,13 @@ def comparable_pairs(instance: Instance) -> np.ndarray:
     return reach | reach.T
 
 
-def build_milp(instance: Instance, unit: float, integral: bool = False) -> pyo.ConcreteModel:
+def build_milp(instance: Instance, unit: float, integral: bool = False) -> Any:
     """The disjunctive MILP (module docstring) with times in ``unit``. ``integral``: all
     times and transfers are integers in that unit, so an optimal makespan is one too
     (every semi-active schedule has integer times): the makespan is an integer variable
     and its lower bound is rounded up."""
+    import pyomo.environ as pyo
+
     n = instance.n_ops
     R = instance.resources
     t = np.where(instance.runnable, instance.time, 0.0) / unit
@@ -422,21 +431,22 @@ def build_milp(instance: Instance, unit: float, integral: bool = False) -> pyo.C
             for i in range(n):
                 if instance.runnable[i, a]:
                     M.sym.add(X(i, a) <= sum(X(k, b) for k in range(i)))
-    obj = instance.parsed_objective
+    obj = instance.objective
+    w_time, w_energy = obj.coefficient("makespan"), obj.coefficient("energy_j")
     # the objective in model units (HiGHS's absolute tolerances need values ≫ 1e-6):
     # real objective = M._obj_unit · model objective
     e_scale = _energy_scale(instance)
     e_unit = 1.0 if _integral(instance.energy) and e_scale <= 1e5 else \
         _resolution(e_scale, False, 1e3)
-    if obj.w_energy == 0:
-        M._obj_unit, wt, we = obj.w_time * unit, 1.0, 0.0
-    elif obj.w_time == 0:
-        M._obj_unit, wt, we = obj.w_energy * e_unit, 0.0, 1.0 / e_unit
+    if w_energy == 0:
+        M._obj_unit, wt, we = w_time * unit, 1.0, 0.0
+    elif w_time == 0:
+        M._obj_unit, wt, we = w_energy * e_unit, 0.0, 1.0 / e_unit
     else:
-        M._obj_unit, wt, we = unit, obj.w_time, obj.w_energy / unit
+        M._obj_unit, wt, we = unit, w_time, w_energy / unit
     energy = sum(float(instance.energy[i, R[r][0]]) * M.x[i, r] for i, r in xr) if we else 0
     M.obj = pyo.Objective(expr=wt * M.cmax + we * energy, sense=pyo.minimize)
-    if obj.w_time:
+    if w_time:
         lb = lower_bound(instance) / unit
         M.lb = pyo.Constraint(expr=M.cmax >= (math.ceil(lb - 1e-9) if integral
                                               else lb * (1 - 1e-9)))
@@ -445,7 +455,7 @@ def build_milp(instance: Instance, unit: float, integral: bool = False) -> pyo.C
     return M
 
 
-def _set_milp_start(M: pyo.ConcreteModel, instance: Instance, sol: Solution, unit: float
+def _set_milp_start(M: Any, instance: Instance, sol: Solution, unit: float
                     ) -> None:
     R = instance.resources
     sol = _canonical_solution(instance, sol)
@@ -480,21 +490,38 @@ def _canonical_solution(instance: Instance, sol: Solution) -> Solution:
     return instance.solution(proc, core, sol.start)
 
 
-@register(DECISION, "milp", "exact",
-          "Pyomo MILP: assignment binaries, disjunctive order per core, transfer delays",
-          source="ours (chipsched)")
-def milp(instance: Instance, options: SolveOptions, max_order_constraints: int = 300_000
-         ) -> MethodOutput:
-    """The disjunctive MILP; refuses instances whose order constraints exceed
-    ``max_order_constraints`` (Pyomo would spend minutes and gigabytes building them)."""
+@dataclass(frozen=True)
+class MilpParams:
+    max_order_constraints: int = param(300_000, "largest number of disjunctive order "
+                                       "constraints built (Pyomo spends minutes and "
+                                       "gigabytes on more)", ge=1)
+
+
+def order_constraints(instance: Instance) -> int:
+    """How many disjunctive order constraints the MILP needs."""
     n = instance.n_ops
     comp = comparable_pairs(instance)
-    n_pairs = int((~comp[np.triu_indices(n, 1)]).sum())
-    if 2 * n_pairs * instance.n_resources > max_order_constraints:
-        raise InputError(f"op_placement instance {instance.name!r}",
-                         f"too large for the MILP (~{2 * n_pairs * instance.n_resources:,} "
-                         f"order constraints > {max_order_constraints:,})",
-                         "use cpsat, or pass max_order_constraints")
+    return 2 * int((~comp[np.triu_indices(n, 1)]).sum()) * instance.n_resources
+
+
+def _milp_applies(instance: Instance, params: MilpParams) -> str | None:
+    k = order_constraints(instance)
+    if k > params.max_order_constraints:
+        return (f"too large for the MILP (~{k:,} order constraints > max_order_constraints "
+                f"{params.max_order_constraints:,}); use cpsat")
+    return None
+
+
+@method(DECISION, "milp", "exact",
+        "Pyomo MILP: assignment binaries, disjunctive order per core, transfer delays",
+        source="ours (chipsched)", params=MilpParams, applies=_milp_applies, warm_start=True)
+def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> MethodOutput:
+    """The disjunctive MILP (its order constraints capped by ``max_order_constraints``);
+    the schedule is decoded from the solver's assignment and start order."""
+    import pyomo.environ as pyo
+
+    from chipsched.solvers.milp import solve_pyomo
+
     warm = _warm(instance, options)
     times = np.concatenate([instance.time[instance.runnable], instance.transfer.ravel()])
     scale = serial_upper_bound(instance)
@@ -516,7 +543,7 @@ def milp(instance: Instance, options: SolveOptions, max_order_constraints: int =
         proc[i] = R[r][0]
     start = np.array([pyo.value(M.s[i]) for i in range(instance.n_ops)]) * unit
     sol = list_schedule(instance, proc, order_by_start(instance, start))
-    value, _ = evaluate(instance, sol)
+    value = instance.objective(*makespan_energy(instance, sol))
     if bound is not None and bound > value:
         # HiGHS's bound can exceed the true optimum by its tolerances (1e-6 relative on
         # the gap); report the decoded value then rather than an invalid bound
@@ -556,7 +583,7 @@ def enumerate_schedules(instance: Instance) -> Iterator[tuple[float, Solution]]:
     n = instance.n_ops
     R = instance.resources
     T = instance.transfer
-    obj = instance.parsed_objective
+    obj = instance.objective
     groups = identical_processor_groups(instance)
     group_of = {p: k for k, g in enumerate(groups) for p in g}
     proc = np.full(n, -1, dtype=np.int64)
@@ -614,17 +641,38 @@ def enumerate_schedules(instance: Instance) -> Iterator[tuple[float, Solution]]:
     yield from rec(0, 0.0, 0.0)
 
 
-@register(DECISION, "bruteforce", "oracle",
-          "enumerates every (topological order, core per op) append schedule; tiny graphs",
-          source="ours (chipsched)")
-def bruteforce(instance: Instance, options: SolveOptions,
-               max_candidates: int = MAX_CANDIDATES) -> MethodOutput:
-    size = count_linear_extensions(instance) * instance.n_resources ** instance.n_ops
+@dataclass(frozen=True)
+class BruteParams:
+    max_candidates: int = param(MAX_CANDIDATES, "largest number of (order, core) "
+                                "candidates", ge=1)
+
+
+def candidate_count(instance: Instance) -> int:
+    """An upper bound on the append schedules :func:`enumerate_schedules` visits."""
+    if instance.n_ops > 22:
+        return math.factorial(instance.n_ops) * instance.n_resources ** instance.n_ops
+    return count_linear_extensions(instance) * instance.n_resources ** instance.n_ops
+
+
+def _brute_applies(instance: Instance, params: BruteParams) -> str | None:
+    size = candidate_count(instance)
+    if size > params.max_candidates:
+        return (f"too large for brute force ({size:.3g} candidates > max_candidates "
+                f"{params.max_candidates:,})")
+    return None
+
+
+@method(DECISION, "bruteforce", "oracle",
+        "enumerates every (topological order, core per op) append schedule; tiny graphs",
+        source="ours (chipsched)", params=BruteParams, applies=_brute_applies)
+def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
+               ) -> MethodOutput:
+    size = candidate_count(instance)
     best = enumerate_best(enumerate_schedules(instance), lambda c: c[0], size=size,
-                          max_candidates=max_candidates,
+                          max_candidates=params.max_candidates,
                           what=f"op_placement instance {instance.name!r}")
     sol = best.best[1]
-    value, _ = evaluate(instance, sol)
+    value = best.value
     return MethodOutput(Status.OPTIMAL, sol, objective=value, bound=value,
                         stats={"schedules": best.count, "ties": best.ties,
                                "candidates_bound": size})

@@ -40,11 +40,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pyomo.environ as pyo
-from ortools.sat.python import cp_model
-
 from chipsched.cost import divisors
 from chipsched.errors import InputError
+from chipsched.method import MethodOutput, method, param
 from chipsched.problems.tile_groups import (
     LEAF,
     SCUT,
@@ -52,19 +50,14 @@ from chipsched.problems.tile_groups import (
     Instance,
     Node,
     Solution,
+    assemble,
     cut,
     leaf,
 )
 from chipsched.problems.tile_groups.model import Infeasible
 from chipsched.result import Status
-from chipsched.solvers import (
-    MethodOutput,
-    SolveOptions,
-    enumerate_best,
-    register,
-    solve_cpsat,
-    solve_pyomo,
-)
+from chipsched.solvers.bruteforce import enumerate_best
+from chipsched.solvers.options import SolveOptions
 
 #: Default largest number of columns (segment options) the exact models evaluate.
 MAX_COLUMNS = 100_000
@@ -117,13 +110,6 @@ def n_segment_options(k: int, batch: int, tiles: int) -> int:
     """How many nodes :func:`segment_options` yields for k layers."""
     s = math.comb(tiles - 1, k - 1) if 2 <= k <= tiles else 0
     return len(divisors(batch)) * (1 + s)
-
-
-def assemble(nodes: Sequence[Node]) -> Node:
-    """The segmented tree of a path of segment nodes: ``T(1)[ … ]``."""
-    if len(nodes) == 1 and nodes[0].kind == LEAF:
-        return nodes[0]
-    return cut(TCUT, nodes, 1)
 
 
 def count_columns(L: int, batch: int, tiles: int, max_segment: int) -> int:
@@ -240,6 +226,10 @@ class _CpSat(_Backend):
     name = "cpsat"
 
     def solve(self, obj, limits, time_limit):
+        from ortools.sat.python import cp_model
+
+        from chipsched.solvers.cpsat import solve_cpsat
+
         m = cp_model.CpModel()
         x = [m.new_bool_var(f"x{k}") for k in range(len(self.cols))]
         self._flow(m, x)
@@ -252,7 +242,7 @@ class _CpSat(_Backend):
         sel = [k for k in range(len(x)) if solver.value(x[k])] if out.has_solution else None
         return out.status, sel, out.bound
 
-    def _flow(self, m: cp_model.CpModel, x: list[Any]) -> None:
+    def _flow(self, m: Any, x: list[Any]) -> None:
         out_of: list[list[int]] = [[] for _ in range(self.L + 1)]
         into: list[list[int]] = [[] for _ in range(self.L + 1)]
         for k, c in enumerate(self.cols):
@@ -267,6 +257,10 @@ class _Milp(_Backend):
     name = "milp"
 
     def solve(self, obj, limits, time_limit):
+        import pyomo.environ as pyo
+
+        from chipsched.solvers.milp import solve_pyomo
+
         cols, L = self.cols, self.L
         M = pyo.ConcreteModel()
         M.K = pyo.RangeSet(0, len(cols) - 1)
@@ -364,16 +358,22 @@ def _exact(instance: Instance, options: SolveOptions, backend_cls: type[_Backend
     def tree_of(sel: list[int]) -> Node:
         return assemble([c.node for c in sorted((cols[k] for k in sel), key=lambda c: c.i)])
 
-    if obj.n == 0 or obj.m == 0:  # latency (E^0) or energy (D^0): one solve
-        coef = d_int if obj.n == 0 else e_int
-        unit = ud if obj.n == 0 else ue
+    def column_value(sel: list[int]) -> tuple[float, float]:
+        """(latency, energy) of a path by the model's own data: the column sums."""
+        return (math.fsum(cols[k].time for k in sel), math.fsum(cols[k].energy for k in sel))
+
+    n, m = obj.coefficient("energy_j"), obj.coefficient("delay_s")
+    if n == 0 or m == 0:  # latency (E^0) or energy (D^0): one solve
+        coef = d_int if n == 0 else e_int
+        unit = ud if n == 0 else ue
         st, sel, bnd = backend.solve(coef, [], _remaining(deadline))
         stats["solve_s"] = time.perf_counter() - t0 - stats["build_s"]
         if sel is None:
             return MethodOutput(st, None, stats=stats)
         tree = tree_of(sel)
-        v = instance.analyzer.objective(tree)
-        exp = obj.m if obj.n == 0 else obj.n
+        d, e = column_value(sel)
+        v = obj(e, d)
+        exp = m if n == 0 else n
         bound = None if bnd is None else (max(0.0, bnd) * unit) ** exp
         if bound is not None:
             bound = min(bound, v)  # exact ties: the floor can only lower the bound
@@ -385,9 +385,8 @@ def _exact(instance: Instance, options: SolveOptions, backend_cls: type[_Backend
                             message="no Pareto point found within the time limit")
     pts = []
     for dv, ev, sel in front:
-        tree = tree_of(sel)
-        tot = instance.analyzer.totals(tree)
-        pts.append((tot.latency, tot.energy.total, tree, dv, ev))
+        d, e = column_value(sel)
+        pts.append((d, e, tree_of(sel), dv, ev))
     best = min(pts, key=lambda p: obj(p[1], p[0]))
     stats["pareto_front"] = [{"latency_s": p[0], "energy_j": p[1],
                               "tree": Solution.of(instance, p[2]).text} for p in pts]
@@ -415,36 +414,63 @@ def _capped(out: MethodOutput) -> MethodOutput:
                                            out.status is Status.OPTIMAL})
 
 
-@register("tile_groups", "cpsat", "exact",
-          "CP-SAT over the segmented space (column model; ε-constraint front for E^n·D^m)",
-          source="issue 4; ε-constraint (Haimes 1971)", space="segmented")
-def cpsat(instance: Instance, options: SolveOptions, *, max_segment: int | None = None,
-          prune: bool = True, max_columns: int = MAX_COLUMNS) -> MethodOutput:
+@dataclass(frozen=True)
+class ColumnParams:
+    max_segment: int | None = param(None, "longest segment (layers) the columns cover", ge=1,
+                                    none="the longest that keeps ≤ max_columns columns")
+    prune: bool = param(True, "drop columns dominated in latency and energy")
+    max_columns: int = param(MAX_COLUMNS, "largest number of segment options evaluated",
+                             ge=1)
+
+
+def _columns_apply(instance: Instance, params: ColumnParams) -> str | None:
+    L, B, G = len(instance.workload), instance.batch, instance.n_tiles
+    smallest = count_columns(L, B, G, 1 if params.max_segment is None else
+                             max(1, min(L, params.max_segment)))
+    if smallest > params.max_columns:
+        return (f"the segmented space has {smallest:,} columns even with the shortest "
+                f"segments allowed (> max_columns {params.max_columns:,})")
+    return None
+
+
+@method("tile_groups", "cpsat", "exact",
+        "CP-SAT over the segmented space (column model; ε-constraint front for E^n·D^m)",
+        source="issue 4; ε-constraint (Haimes 1971)", space="segmented", params=ColumnParams,
+        applies=_columns_apply, warm_start=True)
+def cpsat(instance: Instance, options: SolveOptions, params: ColumnParams) -> MethodOutput:
     """Exact optimum of the segmented space with CP-SAT (see the module docstring)."""
-    return _exact(instance, options, _CpSat, max_segment, prune, max_columns)
+    return _exact(instance, options, _CpSat, params.max_segment, params.prune,
+                  params.max_columns)
 
 
-@register("tile_groups", "milp", "exact",
-          "Pyomo MILP over the segmented space (column model; ε-constraint front)",
-          source="issue 4; ε-constraint (Haimes 1971)", space="segmented")
-def milp(instance: Instance, options: SolveOptions, *, max_segment: int | None = None,
-         prune: bool = True, max_columns: int = MAX_COLUMNS) -> MethodOutput:
+@method("tile_groups", "milp", "exact",
+        "Pyomo MILP over the segmented space (column model; ε-constraint front)",
+        source="issue 4; ε-constraint (Haimes 1971)", space="segmented", params=ColumnParams,
+        applies=_columns_apply, warm_start=True)
+def milp(instance: Instance, options: SolveOptions, params: ColumnParams) -> MethodOutput:
     """The same column model as :func:`cpsat`, written in Pyomo (HiGHS by default)."""
-    return _exact(instance, options, _Milp, max_segment, prune, max_columns)
+    return _exact(instance, options, _Milp, params.max_segment, params.prune,
+                  params.max_columns)
 
 
 # ---------------------------------------------------------------------------------------
 # brute force
 
 
-def segmented_trees(instance: Instance) -> tuple[Iterator[Node], int]:
-    """Every tree of the segmented space (all segmentations × all segment options) and
-    their number."""
+def count_segmented(instance: Instance) -> int:
+    """How many trees the segmented space holds."""
     L, G, B = len(instance.workload), instance.n_tiles, instance.batch
     count = [0] * (L + 1)
     count[0] = 1
     for j in range(1, L + 1):
         count[j] = sum(count[i] * n_segment_options(j - i, B, G) for i in range(j))
+    return count[L]
+
+
+def segmented_trees(instance: Instance) -> tuple[Iterator[Node], int]:
+    """Every tree of the segmented space (all segmentations × all segment options) and
+    their number."""
+    L, G, B = len(instance.workload), instance.n_tiles, instance.batch
 
     def gen(j: int) -> Iterator[list[Node]]:
         if j == 0:
@@ -456,7 +482,7 @@ def segmented_trees(instance: Instance) -> tuple[Iterator[Node], int]:
                 for o in opts:
                     yield [*head, o]
 
-    return (assemble(p) for p in gen(L)), count[L]
+    return (assemble(p) for p in gen(L)), count_segmented(instance)
 
 
 def topological_orders(instance: Instance) -> list[tuple[int, ...]]:
@@ -571,6 +597,15 @@ class _FullSpace:
 MAX_BRUTE_LAYERS = 8
 
 
+def count_full_space(instance: Instance, fs: _FullSpace | None = None,
+                     orders: int | None = None) -> int:
+    """How many trees the full space holds (topological orders × trees per order)."""
+    B, G = instance.batch, instance.n_tiles
+    fs = fs or _FullSpace({b: divisors(b) for b in divisors(B)})
+    n_orders = len(topological_orders(instance)) if orders is None else orders
+    return n_orders * fs.count_roots(len(instance.workload), B, G)
+
+
 def full_space(instance: Instance) -> tuple[Iterator[Node], int]:
     """Every tree of the full space (all topological orders) and their number."""
     B, G = instance.batch, instance.n_tiles
@@ -580,8 +615,7 @@ def full_space(instance: Instance) -> tuple[Iterator[Node], int]:
                          "use an exact or heuristic method")
     fs = _FullSpace({b: divisors(b) for b in divisors(B)})
     orders = topological_orders(instance)
-    n = len(instance.workload)
-    total = len(orders) * fs.count_roots(n, B, G)
+    total = count_full_space(instance, fs, len(orders))
 
     def gen() -> Iterator[Node]:
         for order in orders:
@@ -612,25 +646,50 @@ def _brute(instance: Instance, trees: Iterator[Node], size: int, max_candidates:
              "wall_s": time.perf_counter() - t0}
     if res.best is None:
         return MethodOutput(Status.INFEASIBLE, None, stats=stats)
-    v = an.objective(res.best)
+    v = res.value * ref[0]
     return MethodOutput(Status.OPTIMAL, Solution.of(instance, res.best), v, v, stats=stats)
 
 
-@register("tile_groups", "bruteforce-seg", "oracle",
-          "every tree of the segmented space, each evaluated by the analyzer",
-          source="issue 4", space="segmented")
-def bruteforce_seg(instance: Instance, options: SolveOptions, *,
-                   max_candidates: int = 200_000) -> MethodOutput:
+@dataclass(frozen=True)
+class BruteParams:
+    max_candidates: int = param(200_000, "largest number of trees to enumerate", ge=1)
+
+
+def _seg_applies(instance: Instance, params: BruteParams) -> str | None:
+    n = count_segmented(instance)
+    if n > params.max_candidates:
+        return f"too large for brute force ({n:,} trees > max_candidates " \
+               f"{params.max_candidates:,})"
+    return None
+
+
+def _full_applies(instance: Instance, params: BruteParams) -> str | None:
+    L = len(instance.workload)
+    if L > MAX_BRUTE_LAYERS:
+        return f"too large for brute force ({L} layers > {MAX_BRUTE_LAYERS})"
+    n = count_full_space(instance)
+    if n > params.max_candidates:
+        return f"too large for brute force ({n:,} trees > max_candidates " \
+               f"{params.max_candidates:,})"
+    return None
+
+
+@method("tile_groups", "bruteforce-seg", "oracle",
+        "every tree of the segmented space, each evaluated by the analyzer",
+        source="issue 4", space="segmented", params=BruteParams, applies=_seg_applies)
+def bruteforce_seg(instance: Instance, options: SolveOptions, params: BruteParams
+                   ) -> MethodOutput:
     """The oracle of :func:`cpsat` / :func:`milp`: no columns, no pruning, no solver."""
     trees, n = segmented_trees(instance)
-    return _brute(instance, trees, n, max_candidates, "segmented space")
+    return _brute(instance, trees, n, params.max_candidates, "segmented space")
 
 
-@register("tile_groups", "bruteforce", "oracle",
-          "every tree of the full space (orders, shapes, S/T, sub-batches, allocations)",
-          source="seed 002 (the RA-tree space)", space="full tree space, all allocations")
-def bruteforce(instance: Instance, options: SolveOptions, *,
-               max_candidates: int = 200_000) -> MethodOutput:
+@method("tile_groups", "bruteforce", "oracle",
+        "every tree of the full space (orders, shapes, S/T, sub-batches, allocations)",
+        source="seed 002 (the RA-tree space)", space="full tree space, all allocations",
+        params=BruteParams, applies=_full_applies)
+def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
+               ) -> MethodOutput:
     """The full-space optimum for tiny networks and meshes: the SA's oracle."""
     trees, n = full_space(instance)
-    return _brute(instance, trees, n, max_candidates, "full tree space")
+    return _brute(instance, trees, n, params.max_candidates, "full tree space")

@@ -68,16 +68,17 @@ from typing import Any
 import numpy as np
 
 from chipsched.errors import InputError
+from chipsched.method import MethodOutput, method, param
 from chipsched.problems.op_placement import (
     Instance,
     Solution,
     bottom_levels,
-    evaluate,
     list_schedule,
+    makespan_energy,
     priority_order,
 )
 from chipsched.result import Status
-from chipsched.solvers import MethodOutput, SolveOptions, register
+from chipsched.solvers.options import SolveOptions
 
 DECISION = "op_placement"
 
@@ -93,8 +94,10 @@ def _relative_gain(ref: float, x: float) -> float:
 
 
 def _output(instance: Instance, sol: Solution, **stats: Any) -> MethodOutput:
-    value, _ = evaluate(instance, sol)
-    return MethodOutput(Status.FEASIBLE, sol, objective=value, stats=stats)
+    """The heuristic's schedule with its objective from the schedule's own end times and
+    energies (the face re-checks it, feasibility included, with the evaluator)."""
+    return MethodOutput(Status.FEASIBLE, sol, objective=instance.objective(
+        *makespan_energy(instance, sol)), stats=stats)
 
 
 def earliest_start(busy: list[tuple[float, float]], ready: float, dur: float,
@@ -284,13 +287,28 @@ def seed003_assign(instance: Instance, th1: float = 0.0, th2: float = 1.5,
     return instance.solution(state.proc, state.core, state.start), outcome
 
 
-@register(DECISION, "seed003", "heuristic",
-          "seed 003: cost C=T+A / profit P=S+O thresholds, fusion with the previous op, "
-          "least-cost fallback", source="seed 003 (CN patent, NN compilation)")
-def seed003(instance: Instance, options: SolveOptions, th1: float = 0.0, th2: float = 1.5,
-            fusion: bool = True, fallback: str = "cost", insertion: bool = True
+@dataclass(frozen=True)
+class Seed003Params:
+    th1: float = param(0.0, "profit threshold: a core passes when P = S + O ≥ th1",
+                       ge=-2, le=2)
+    th2: float = param(1.5, "cost threshold relative to the cheapest core: a core passes "
+                       "when C ≤ th2 · C_min", ge=1)
+    fusion: bool = param(True, "evaluate an op fused with its predecessor first ([0054])")
+    fallback: str = param("cost", "the core taken when none passes: least cost, largest "
+                          "profit, or least C/(1 + P/2)",
+                          choices=("cost", "profit", "cost-profit"))
+    insertion: bool = param(True, "schedule into the first idle gap that fits (else after "
+                            "the core's last op)")
+
+
+@method(DECISION, "seed003", "heuristic",
+        "seed 003: cost C=T+A / profit P=S+O thresholds, fusion with the previous op, "
+        "least-cost fallback", source="seed 003 (CN patent, NN compilation)",
+        params=Seed003Params)
+def seed003(instance: Instance, options: SolveOptions, params: Seed003Params
             ) -> MethodOutput:
-    sol, outcome = seed003_assign(instance, th1, th2, fusion, fallback, insertion)
+    sol, outcome = seed003_assign(instance, params.th1, params.th2, params.fusion,
+                                  params.fallback, params.insertion)
     return _output(instance, sol, **outcome)
 
 
@@ -327,17 +345,17 @@ def schedule_by_priority(instance: Instance, proc: np.ndarray) -> Solution:
     return list_schedule(instance, proc, priority_order(instance, bottom_levels(instance, t)))
 
 
-@register(DECISION, "by-class", "heuristic",
-          "seed 003 simple variant: scalar ops on the host CPU, tensor ops on the accelerator",
-          source="seed 003 [0050]")
+@method(DECISION, "by-class", "heuristic",
+        "seed 003 simple variant: scalar ops on the host CPU, tensor ops on the accelerator",
+        source="seed 003 [0050]")
 def by_class(instance: Instance, options: SolveOptions) -> MethodOutput:
     to_host = np.array([c == "scalar" for c in instance.op_class])
     return _output(instance, schedule_by_priority(instance, rule_assignment(instance, to_host)))
 
 
-@register(DECISION, "by-complexity", "heuristic",
-          "seed 003 variant: control-flow scalar ops on the host, the rest on the accelerator",
-          source="seed 003 [0050]")
+@method(DECISION, "by-complexity", "heuristic",
+        "seed 003 variant: control-flow scalar ops on the host, the rest on the accelerator",
+        source="seed 003 [0050]")
 def by_complexity(instance: Instance, options: SolveOptions) -> MethodOutput:
     to_host = np.asarray(instance.control_flow, dtype=bool)
     return _output(instance, schedule_by_priority(instance, rule_assignment(instance, to_host)))
@@ -416,23 +434,33 @@ def heft_schedule(instance: Instance, insertion: bool = True) -> Solution:
     return instance.solution(proc, core, start)
 
 
-@register(DECISION, "heft", "baseline",
-          "HEFT: upward-rank list scheduling, insertion-based earliest finish time",
-          source="Topcuoglu, Hariri, Wu, IEEE TPDS 13(3) 2002")
-def heft(instance: Instance, options: SolveOptions, insertion: bool = True) -> MethodOutput:
-    return _output(instance, heft_schedule(instance, insertion))
+@dataclass(frozen=True)
+class HeftParams:
+    insertion: bool = param(True, "insertion-based policy: an op may fill an idle gap (TPDS "
+                            "2002 §4.2); false: after the core's last op")
+
+
+@method(DECISION, "heft", "baseline",
+        "HEFT: upward-rank list scheduling, insertion-based earliest finish time",
+        source="Topcuoglu, Hariri, Wu, IEEE TPDS 13(3) 2002", params=HeftParams)
+def heft(instance: Instance, options: SolveOptions, params: HeftParams) -> MethodOutput:
+    return _output(instance, heft_schedule(instance, params.insertion))
 
 
 # ---------------------------------------------------------------------------------------
 # Best single processor
 
 
-@register(DECISION, "single", "baseline",
-          "best single processor: every op on one processor (list-scheduled on its cores)",
-          source="baseline")
+def _one_runs_all(instance: Instance, params: Any) -> str | None:
+    if instance.best_single is None:
+        return "no processor can run every op"
+    return None
+
+
+@method(DECISION, "single", "baseline",
+        "best single processor: every op on one processor (list-scheduled on its cores)",
+        source="baseline", applies=_one_runs_all)
 def single(instance: Instance, options: SolveOptions) -> MethodOutput:
-    best = instance.best_single
-    if best is None:
-        return MethodOutput(Status.ERROR, message="no processor can run every op")
-    sol = instance.single_processor_schedules[best[0]]
-    return _output(instance, sol, processor=instance.processors[best[0]])
+    p, value = instance.best_single
+    return MethodOutput(Status.FEASIBLE, instance.single_processor_schedules[p],
+                        objective=value, stats={"processor": instance.processors[p]})

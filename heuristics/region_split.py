@@ -28,24 +28,24 @@ from typing import Any
 import numpy as np
 
 from chipsched.errors import InputError
+from chipsched.method import MethodOutput, method, param
 from chipsched.problems.region_split import (
     ChipletInstance,
+    ChipletSolution,
     LoadTrace,
     SocInstance,
-    Solution,
+    SocSolution,
     apportion,
     chiplet_solution,
     chiplet_stage,
     combine,
-    evaluate,
     expected_cost,
     soc_solution,
     soc_stage,
     soc_tables,
-    with_placement,
 )
 from chipsched.result import Status
-from chipsched.solvers import MethodOutput, SolveOptions, register
+from chipsched.solvers.options import SolveOptions
 
 DECISION = "region_split"
 
@@ -172,22 +172,26 @@ def seed000_regions(inst: ChipletInstance, rank: str = "cut"
     return regions, counts, log
 
 
-@register(DECISION, "seed000", "heuristic", "seed 000: recursive lightest-edge bisection, "
-          "proportional sub-chiplets, t0 > t1+t2+t3 stop, serpentine placement",
-          source="CN115421897A (seed 000)")
-@with_placement
-def seed000(instance: Any, options: SolveOptions, rank: str = "cut") -> MethodOutput:
-    """Seed 000 on a chiplet grid (``rank``: 'cut' or 'edge', see :func:`cut_weights`)."""
-    if not isinstance(instance, ChipletInstance):
-        raise InputError("method seed000", "needs a chiplet grid",
-                         "use --chip chiplet-RxC; on a processor chain use seed001-*")
-    regions, counts, log = seed000_regions(instance, rank)
-    sol = chiplet_solution(instance, regions, counts)
-    value, _ = evaluate(instance, sol)
+@dataclass(frozen=True)
+class Seed000Params:
+    rank: str = param("cut", "how a candidate cut is weighed: every edge of S it severs "
+                      "('cut') or the edge (k, k+1) alone ('edge', the literal wording)",
+                      choices=("cut", "edge"))
+
+
+@method(DECISION, "seed000", "heuristic", "seed 000: recursive lightest-edge bisection, "
+        "proportional sub-chiplets, t0 > t1+t2+t3 stop, serpentine placement",
+        source="CN115421897A (seed 000)", params=Seed000Params, platforms=("chiplet",))
+def seed000(instance: ChipletInstance, options: SolveOptions, params: Seed000Params
+            ) -> MethodOutput:
+    """Seed 000 on a chiplet grid (see :func:`seed000_regions`, :func:`cut_weights`)."""
+    regions, counts, log = seed000_regions(instance, params.rank)
+    stages = [chiplet_stage(instance, a, b, m) for (a, b), m in zip(regions, counts,
+                                                                      strict=True)]
     stats = {"splits": sum(s.split for s in log), "steps": len(log),
-             "additive_cost_s": combine("cost", [chiplet_stage(instance, a, b, m) for (a, b), m
-                                                in zip(regions, counts, strict=True)])}
-    return MethodOutput(Status.FEASIBLE, sol, objective=value, stats=stats)
+             "additive_cost_s": combine("cost", stages)}
+    return MethodOutput(Status.FEASIBLE, chiplet_solution(instance, regions, counts),
+                        objective=combine(instance.objective, stages), stats=stats)
 
 
 # =======================================================================================
@@ -257,23 +261,23 @@ def threshold_split(inst: SocInstance) -> tuple[list[tuple[int, int]], list[int]
     return regions, procs, seen
 
 
-@register(DECISION, "seed001-threshold", "heuristic", "seed 001: 1/2/3 sub-models on "
-          "NPU→GPU→CPU by thresholds, balanced boundaries", source="CN115114033B (seed 001)")
-def seed001_threshold(instance: Any, options: SolveOptions) -> MethodOutput:
+def soc_value(inst: SocInstance, regions: Sequence[tuple[int, int]], procs: Sequence[int]
+              ) -> float:
+    """The objective of sub-models on chain processors, by the heuristics' own tally."""
+    return combine(inst.objective, [soc_stage(inst, a, b, procs[r], procs[r + 1]
+                                              if r + 1 < len(procs) else None)
+                                    for r, (a, b) in enumerate(regions)])
+
+
+@method(DECISION, "seed001-threshold", "heuristic", "seed 001: 1/2/3 sub-models on "
+        "NPU→GPU→CPU by thresholds, balanced boundaries", source="CN115114033B (seed 001)",
+        platforms=("soc",))
+def seed001_threshold(instance: SocInstance, options: SolveOptions) -> MethodOutput:
     """The static split of seed 001 under the instance's background loads."""
-    inst = _soc(instance, "seed001-threshold")
-    regions, procs, seen = threshold_split(inst)
-    sol = soc_solution(regions, procs)
-    value, _ = evaluate(inst, sol)
-    return MethodOutput(Status.FEASIBLE, sol, objective=value,
-                        stats={"predicted_s": seen, "thresholds_s": list(inst.thresholds)})
-
-
-def _soc(instance: Any, name: str) -> SocInstance:
-    if not isinstance(instance, SocInstance):
-        raise InputError(f"method {name}", "needs a processor chain",
-                         "use --chip soc-npu-gpu-cpu (or soc-npu-gpu)")
-    return instance
+    regions, procs, seen = threshold_split(instance)
+    return MethodOutput(Status.FEASIBLE, soc_solution(regions, procs),
+                        objective=soc_value(instance, regions, procs),
+                        stats={"predicted_s": seen, "thresholds_s": list(instance.thresholds)})
 
 
 # =======================================================================================
@@ -594,41 +598,48 @@ def settled_vs_optimum(inst: SocInstance, sim: SimulationResult, trace: LoadTrac
     return out
 
 
-def _dynamic(instance: Any, options: SolveOptions, policy: str, frames: int,
-             step: int | None, directions: str, window_s: float | None) -> MethodOutput:
-    inst = _soc(instance, f"seed001-{policy}")
+@dataclass(frozen=True)
+class DynamicParams:
+    frames: int = param(200, "frames simulated", ge=1)
+    step: int | None = param(None, "layers a boundary moves per frame", ge=1,
+                             none="the boundary that best balances the pair")
+    directions: str = param("both", "'forward' moves layers only toward the next processor "
+                            "(the document), 'both' also back", choices=("forward", "both"))
+    window_s: float | None = param(None, "history window (s)", gt=0,
+                                   none="8 × the slowest predicted stage")
+
+
+def _dynamic(inst: SocInstance, options: SolveOptions, policy: str, params: DynamicParams
+             ) -> MethodOutput:
     trace = inst.trace or LoadTrace(np.zeros(1), np.array([inst.loads]))
     # the first split is predicted under the loads at the start of the trace
     regions, procs, _ = threshold_split(inst.with_loads(trace.loads[0]))
-    sim = simulate(inst, regions, procs, frames=frames, policy=policy, trace=trace, step=step,
-                   directions=directions, window_s=window_s)
-    sol = soc_solution(sim.final_regions, procs)
-    value, _ = evaluate(inst, sol)
-    stats = {"frames": frames, "moves": len(sim.moves), "buffers": sim.buffers,
-             "mean_throughput_fps": float(frames / (sim.end[-1] - sim.start[0])),
+    sim = simulate(inst, regions, procs, frames=params.frames, policy=policy, trace=trace,
+                   step=params.step, directions=params.directions, window_s=params.window_s)
+    stats = {"frames": params.frames, "moves": len(sim.moves), "buffers": sim.buffers,
+             "mean_throughput_fps": float(params.frames / (sim.end[-1] - sim.start[0])),
              "mean_latency_s": float(sim.latency.mean()),
              "initial_regions": [list(r) for r in regions]}
-    return MethodOutput(Status.FEASIBLE, sol, objective=value, stats=stats)
+    return MethodOutput(Status.FEASIBLE, soc_solution(sim.final_regions, procs),
+                        objective=soc_value(inst, sim.final_regions, procs), stats=stats)
 
 
-@register(DECISION, "seed001-history", "heuristic", "seed 001: threshold split, then the "
-          "history policy (idle/busy ratio over a window) moves boundaries over frames",
-          source="CN115114033B (seed 001)")
-def seed001_history(instance: Any, options: SolveOptions, frames: int = 200,
-                    step: int | None = None, directions: str = "both",
-                    window_s: float | None = None) -> MethodOutput:
+@method(DECISION, "seed001-history", "heuristic", "seed 001: threshold split, then the "
+        "history policy (idle/busy ratio over a window) moves boundaries over frames",
+        source="CN115114033B (seed 001)", params=DynamicParams, platforms=("soc",))
+def seed001_history(instance: SocInstance, options: SolveOptions, params: DynamicParams
+                    ) -> MethodOutput:
     """Simulate ``frames`` frames under the instance's trace; return the settled split."""
-    return _dynamic(instance, options, "history", frames, step, directions, window_s)
+    return _dynamic(instance, options, "history", params)
 
 
-@register(DECISION, "seed001-realtime", "heuristic", "seed 001: threshold split, then the "
-          "real-time policy (current load) moves boundaries over frames",
-          source="CN115114033B (seed 001)")
-def seed001_realtime(instance: Any, options: SolveOptions, frames: int = 200,
-                     step: int | None = None, directions: str = "both",
-                     window_s: float | None = None) -> MethodOutput:
+@method(DECISION, "seed001-realtime", "heuristic", "seed 001: threshold split, then the "
+        "real-time policy (current load) moves boundaries over frames",
+        source="CN115114033B (seed 001)", params=DynamicParams, platforms=("soc",))
+def seed001_realtime(instance: SocInstance, options: SolveOptions, params: DynamicParams
+                     ) -> MethodOutput:
     """Simulate ``frames`` frames under the instance's trace; return the settled split."""
-    return _dynamic(instance, options, "realtime", frames, step, directions, window_s)
+    return _dynamic(instance, options, "realtime", params)
 
 
 # =======================================================================================
@@ -654,18 +665,20 @@ def equal_cuts(weights: Sequence[float], R: int) -> list[tuple[int, int]]:
     return list(zip(starts, ends, strict=True))
 
 
-def equal_split(instance: Any, by: str) -> tuple[Solution, int]:
+def equal_split(instance: Any, by: str
+                ) -> tuple[ChipletSolution | SocSolution, int, float]:
     """Equal split by ``by`` ('layers' or 'compute') for every region count; keep the best.
 
     Chiplet grid: equal layer counts get equal sub-chiplet shares (M//R, the first M%R
     one more); equal-compute regions get shares in proportion to their compute.
-    Processor chain: R sub-models on the first R processors of the chain.
+    Processor chain: R sub-models on the first R processors of the chain. Returns the
+    best solution, its region count and its objective (by this baseline's own tally).
     """
     if isinstance(instance, ChipletInstance):
         S = instance.groups
         w = [len(S.layers[p]) for p in range(len(S))] if by == "layers" else list(S.compute)
         M = instance.chiplets
-        best: tuple[float, Solution | None, int] = (math.inf, None, 0)
+        best: tuple[float, ChipletSolution | None, int] = (math.inf, None, 0)
         for R in range(1, instance.region_limit + 1):
             regs = equal_cuts(w, R)
             if by == "layers":
@@ -676,11 +689,11 @@ def equal_split(instance: Any, by: str) -> tuple[Solution, int]:
                                              for (a, b), m in zip(regs, cnts, strict=True)])
             if v < best[0]:
                 best = (v, chiplet_solution(instance, regs, cnts), R)
-        return best[1], best[2]  # type: ignore[return-value]
-    inst = _soc(instance, f"equal-{by}")
+        return best[1], best[2], best[0]  # type: ignore[return-value]
+    inst = instance
     w = [1.0] * inst.n_items if by == "layers" else [float(ly.work) for ly in
                                                        inst.workload.layers]
-    best2: tuple[float, Solution | None, int] = (math.inf, None, 0)
+    best2: tuple[float, SocSolution | None, int] = (math.inf, None, 0)
     for R in range(1, inst.region_limit + 1):
         regs = equal_cuts(w, R)
         procs = list(range(R))
@@ -689,22 +702,18 @@ def equal_split(instance: Any, by: str) -> tuple[Solution, int]:
         v = combine(inst.objective, st)
         if v < best2[0]:
             best2 = (v, soc_solution(regs, procs), R)
-    return best2[1], best2[2]  # type: ignore[return-value]
+    return best2[1], best2[2], best2[0]  # type: ignore[return-value]
 
 
-@register(DECISION, "equal-layers", "baseline", "equal layer counts per region (best region "
-          "count), equal sub-chiplet shares / first processors of the chain")
-@with_placement
+@method(DECISION, "equal-layers", "baseline", "equal layer counts per region (best region "
+        "count), equal sub-chiplet shares / first processors of the chain")
 def equal_layers(instance: Any, options: SolveOptions) -> MethodOutput:
-    sol, R = equal_split(instance, "layers")
-    return MethodOutput(Status.FEASIBLE, sol, objective=evaluate(instance, sol)[0],
-                        stats={"regions": R})
+    sol, R, value = equal_split(instance, "layers")
+    return MethodOutput(Status.FEASIBLE, sol, objective=value, stats={"regions": R})
 
 
-@register(DECISION, "equal-compute", "baseline", "equal compute per region (best region "
-          "count), sub-chiplets in proportion to compute / first processors of the chain")
-@with_placement
+@method(DECISION, "equal-compute", "baseline", "equal compute per region (best region "
+        "count), sub-chiplets in proportion to compute / first processors of the chain")
 def equal_compute(instance: Any, options: SolveOptions) -> MethodOutput:
-    sol, R = equal_split(instance, "compute")
-    return MethodOutput(Status.FEASIBLE, sol, objective=evaluate(instance, sol)[0],
-                        stats={"regions": R})
+    sol, R, value = equal_split(instance, "compute")
+    return MethodOutput(Status.FEASIBLE, sol, objective=value, stats={"regions": R})

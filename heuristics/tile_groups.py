@@ -24,6 +24,7 @@ from typing import Any
 
 from chipsched.cost import divisors
 from chipsched.errors import InputError
+from chipsched.method import MethodOutput, method, param
 from chipsched.problems.tile_groups import (
     LEAF,
     SCUT,
@@ -31,7 +32,7 @@ from chipsched.problems.tile_groups import (
     Instance,
     Node,
     Solution,
-    Totals,
+    assemble,
     cut,
     get,
     leaf,
@@ -42,7 +43,7 @@ from chipsched.problems.tile_groups import (
 )
 from chipsched.problems.tile_groups.model import Infeasible
 from chipsched.result import Status
-from chipsched.solvers import MethodOutput, SolveOptions, register
+from chipsched.solvers.options import SolveOptions
 
 #: SET's operator weights (sa.cpp: swap-front 10, swap-back 10, delete 20, add 20,
 #: batch down 20, batch up 20, move leaf 40): OP1 (swap) 20, OP2 (move) 40, others 20.
@@ -314,27 +315,17 @@ def initial_tree(instance: Instance) -> tuple[Node, float]:
     return best
 
 
-def _progress(enabled: bool, total: int, what: str) -> Any:
-    if not enabled:
-        return None
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    p = Progress(TextColumn("{task.description}"), BarColumn(),
-                 TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                 console=Console(stderr=True), transient=True)
-    return p
-
-
 def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
            iterations: int, t0: float, alpha: float, restart_frac: float,
            weights: dict[str, float], space: str, greedy_random: bool = False,
-           progress: bool = False, time_limit: float | None = None,
+           progress: Callable[[float, float | None, str], None] | None = None,
+           time_limit: float | None = None,
            label: str = "sa") -> tuple[Node, float, dict[str, Any]]:
     """The SA loop (SET sa.cpp ``SA_search``): mutate, evaluate (invalid trees are
     dropped), accept by :func:`accept` at :func:`temperature`, keep the best, switch to
     the best tree at ``restart_frac`` of the rounds. ``greedy_random=True`` accepts every
-    valid tree (random search)."""
+    valid tree (random search). ``progress(done, total, note)`` hears of every 1 % of
+    the rounds."""
     an = instance.analyzer
     ctx = _Ctx(frozenset((s, d) for s, d, _ in instance.workload.edges), instance.batch, space)
     w = dict(weights)
@@ -345,42 +336,33 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
     valid = accepted = improved = 0
     per_op = {k: [0, 0] for k in OPERATORS}
     t_start = time.perf_counter()
-    bar = _progress(progress and iterations >= 200, iterations, label)
-    task = None
-    if bar is not None:
-        bar.start()
-        task = bar.add_task(f"{label} {instance.name}", total=iterations)
     step = max(1, iterations // 100)
     rounds = 0
-    try:
-        for r in range(iterations):
-            rounds = r + 1
-            if bar is not None and r % step == 0:
-                bar.update(task, completed=r)
-            if time_limit is not None and time.perf_counter() - t_start > time_limit:
-                break
-            if not greedy_random and r == int(restart_frac * iterations):
-                cur, cur_v = best, best_v
-            m = mutate(cur, rng, ctx, w)
-            if m is None:
-                continue
-            new, op = m
-            v = an.try_objective(new)
-            if v is None:
-                continue
-            valid += 1
-            per_op[op][0] += 1
-            if v < best_v:
-                best, best_v = new, v
-                improved += 1
-            temp = math.inf if greedy_random else temperature(r / iterations, t0, alpha)
-            if greedy_random or accept(cur_v, v, temp, rng):
-                cur, cur_v = new, v
-                accepted += 1
-                per_op[op][1] += 1
-    finally:
-        if bar is not None:
-            bar.stop()
+    for r in range(iterations):
+        rounds = r + 1
+        if progress is not None and r % step == 0:
+            progress(r, iterations, f"{label} {instance.name}: best {best_v:.4g}")
+        if time_limit is not None and time.perf_counter() - t_start > time_limit:
+            break
+        if not greedy_random and r == int(restart_frac * iterations):
+            cur, cur_v = best, best_v
+        m = mutate(cur, rng, ctx, w)
+        if m is None:
+            continue
+        new, op = m
+        v = an.try_objective(new)
+        if v is None:
+            continue
+        valid += 1
+        per_op[op][0] += 1
+        if v < best_v:
+            best, best_v = new, v
+            improved += 1
+        temp = math.inf if greedy_random else temperature(r / iterations, t0, alpha)
+        if greedy_random or accept(cur_v, v, temp, rng):
+            cur, cur_v = new, v
+            accepted += 1
+            per_op[op][1] += 1
     wall = time.perf_counter() - t_start
     stats = {"iterations": rounds, "valid": valid, "accepted": accepted, "improved": improved,
              "per_op_valid_accepted": per_op, "start_objective": start[1],
@@ -410,44 +392,64 @@ def _start(instance: Instance, options: SolveOptions, start: str = "ls"
     raise InputError("start", f"unknown start {start!r}", "use 'ls' or 'dp'")
 
 
-@register("tile_groups", "sa", "heuristic",
-          "SET simulated annealing over RA trees (OP1-OP6, T0=0.07, α=8, β=100)",
-          source="seed 002 (SET, ISCA 2023); SET-ISCA2023 sa.cpp", randomized=True,
-          space="full tree space, NPT tile allocation")
-def sa(instance: Instance, options: SolveOptions, *, beta: float = 100, t0: float = 0.07,
-       alpha: float = 8, iterations: int | None = None, restart_frac: float = 0.9,
-       space: str = "full", weights: dict[str, float] | None = None,
-       start: str = "ls") -> MethodOutput:
+@dataclass(frozen=True)
+class SAParams:
+    beta: float = param(100, "rounds per layer (SET's β): β × layers rounds in all", gt=0)
+    t0: float = param(0.07, "initial temperature T0 of SET's schedule T0·(1−x)/(1+α·x)",
+                      gt=0)
+    alpha: float = param(8, "α of SET's temperature schedule", ge=0)
+    iterations: int | None = param(None, "rounds", ge=0, none="β × layers")
+    restart_frac: float = param(0.9, "fraction of the rounds after which the search "
+                                "restarts from the best tree", ge=0, le=1)
+    space: str = param("full", "trees searched: 'full', or only LS ('ls') / LP ('lp') root "
+                       "children (the authors' restricted searches)", choices=SPACES)
+    start: str = param("ls", "first tree: SET's layer-sequential start ('ls') or the better "
+                       "LS/LP DP tree ('dp'); a warm start overrides it",
+                       choices=("ls", "dp"))
+
+
+@method("tile_groups", "sa", "heuristic",
+        "SET simulated annealing over RA trees (OP1-OP6, T0=0.07, α=8, β=100)",
+        source="seed 002 (SET, ISCA 2023); SET-ISCA2023 sa.cpp", randomized=True,
+        space="full tree space, NPT tile allocation", params=SAParams, warm_start=True)
+def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOutput:
     """SET's SA: ``iterations`` (default β × layers) rounds from the LS start (``start=
     'dp'``: from the better LS/LP DP tree; ``options.warm_start`` overrides both);
     ``space`` 'full' (default), or 'ls'/'lp' to search only trees whose root children
     are T cuts / S cuts of leaves (the authors' LS-only and LP-only searches). Never
     returns a tree worse than its start."""
-    if space not in SPACES:
-        raise InputError("space", f"unknown space {space!r}", f"use one of {', '.join(SPACES)}")
-    n = iterations if iterations is not None else int(round(beta * len(instance.workload)))
+    n = params.iterations if params.iterations is not None else \
+        int(round(params.beta * len(instance.workload)))
     rng = random.Random(options.seed)
-    start = _start(instance, options, start)
-    best, v, stats = anneal(instance, rng, start=start, iterations=max(0, n), t0=t0,
-                            alpha=alpha, restart_frac=restart_frac,
-                            weights=weights or OP_WEIGHTS, space=space,
+    start = _start(instance, options, params.start)
+    best, v, stats = anneal(instance, rng, start=start, iterations=max(0, n), t0=params.t0,
+                            alpha=params.alpha, restart_frac=params.restart_frac,
+                            weights=OP_WEIGHTS, space=params.space,
                             progress=options.progress, time_limit=options.time_limit,
                             label="SA")
     return MethodOutput(Status.FEASIBLE, Solution.of(instance, best), v, stats=stats)
 
 
-@register("tile_groups", "random", "baseline",
-          "random search: a random walk of OP1-OP6 moves (β × layers), keeping the best",
-          source="seed 002 (SET: random search over RA trees)", randomized=True,
-          space="full tree space, NPT tile allocation")
-def random_search(instance: Instance, options: SolveOptions, *, beta: float = 100,
-                  iterations: int | None = None, space: str = "full") -> MethodOutput:
+@dataclass(frozen=True)
+class RandomParams:
+    beta: float = param(100, "rounds per layer: β × layers random moves in all", gt=0)
+    iterations: int | None = param(None, "rounds", ge=0, none="β × layers")
+    space: str = param("full", "trees searched (as for sa)", choices=SPACES)
+
+
+@method("tile_groups", "random", "baseline",
+        "random search: a random walk of OP1-OP6 moves (β × layers), keeping the best",
+        source="seed 002 (SET: random search over RA trees)", randomized=True,
+        space="full tree space, NPT tile allocation", params=RandomParams, warm_start=True)
+def random_search(instance: Instance, options: SolveOptions, params: RandomParams
+                  ) -> MethodOutput:
     """Every valid random move is taken; the best tree seen is returned."""
-    n = iterations if iterations is not None else int(round(beta * len(instance.workload)))
+    n = params.iterations if params.iterations is not None else \
+        int(round(params.beta * len(instance.workload)))
     rng = random.Random(options.seed)
     start = _start(instance, options)
     best, v, stats = anneal(instance, rng, start=start, iterations=max(0, n), t0=0, alpha=0,
-                            restart_frac=1.0, weights=OP_WEIGHTS, space=space,
+                            restart_frac=1.0, weights=OP_WEIGHTS, space=params.space,
                             greedy_random=True, progress=options.progress,
                             time_limit=options.time_limit, label="random")
     return MethodOutput(Status.FEASIBLE, Solution.of(instance, best), v, stats=stats)
@@ -465,13 +467,6 @@ def segment_node(layers: Sequence[int], sb: int, mode: str) -> Node:
     if len(kids) == 1:
         return kids[0] if sb == 1 else cut(TCUT, kids, sb)
     return cut(TCUT if mode == "ls" else SCUT, kids, sb)
-
-
-def assemble(segments: Sequence[Node]) -> Node:
-    """The tree of a segmentation: a root T(1) cut over the segments."""
-    if len(segments) == 1 and segments[0].kind == LEAF:
-        return segments[0]
-    return cut(TCUT, segments, 1)
 
 
 def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node]],
@@ -492,7 +487,7 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
     front: list[list[tuple[float, float, int, int, Node | None]]] = [[] for _ in range(L + 1)]
     front[0] = [(0.0, 0.0, -1, -1, None)]
     evals = thinned = 0
-    scalar = obj.n == 0 or obj.m == 0
+    scalar = obj.coefficient("energy_j") == 0 or obj.coefficient("delay_s") == 0
     for j in range(1, L + 1):
         cands: list[tuple[float, float, int, int, Node | None]] = []
         for i in range(j - 1, max(0, j - max_segment) - 1, -1):
@@ -533,9 +528,8 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
         segs.append(node)  # type: ignore[arg-type]
         j, k = i, kk
     tree = assemble(segs[::-1])
-    tot: Totals = an.totals(tree)
-    v = obj(tot.energy.total, tot.latency)
-    return tree, v, {"segment_evaluations": evals, "segments": len(segs),
+    d, e = front[L][best][0], front[L][best][1]  # the DP's own sums over its segments
+    return tree, obj(e, d), {"segment_evaluations": evals, "segments": len(segs),
                      "final_front": len(front[L]), "fronts_thinned": thinned}
 
 
@@ -552,36 +546,52 @@ def _dp_method(instance: Instance, mode: str, max_segment: int, max_front: int
     return MethodOutput(Status.FEASIBLE, Solution.of(instance, tree), v, stats=stats)
 
 
-@register("tile_groups", "ls", "baseline",
-          "best layer-sequential scheme: DP over segments, each a T cut on all tiles",
-          source="seed 002 (LS in the RA-tree notation); Tangram-style DP",
-          space="LS segments of the network order")
-def ls(instance: Instance, options: SolveOptions, *, max_segment: int = 16,
-       max_front: int = 64) -> MethodOutput:
+@dataclass(frozen=True)
+class LSParams:
+    max_segment: int = param(16, "longest segment (consecutive layers)", ge=1)
+    max_front: int = param(64, "Pareto points kept per prefix (exact while no front grows "
+                           "past it)", ge=2)
+
+
+@dataclass(frozen=True)
+class LPParams:
+    max_segment: int = param(12, "longest segment (consecutive layers)", ge=1)
+    max_front: int = param(64, "Pareto points kept per prefix (exact while no front grows "
+                           "past it)", ge=2)
+
+
+@method("tile_groups", "ls", "baseline",
+        "best layer-sequential scheme: DP over segments, each a T cut on all tiles",
+        source="seed 002 (LS in the RA-tree notation); Tangram-style DP",
+        space="LS segments of the network order", params=LSParams)
+def ls(instance: Instance, options: SolveOptions, params: LSParams) -> MethodOutput:
     """Segments of at most ``max_segment`` consecutive layers, each T(sb)[…] with sb a
     divisor of the batch. Lengthening a segment never frees a tile's buffer, so the
     scan stops at the first length where no sb fits."""
-    return _dp_method(instance, "ls", max_segment, max_front)
+    return _dp_method(instance, "ls", params.max_segment, params.max_front)
 
 
-@register("tile_groups", "lp", "baseline",
-          "best layer-pipelined scheme: DP over segments, each an S cut (NPT allocation)",
-          source="seed 002 (LP in the RA-tree notation); Tangram-style DP",
-          space="LP segments of the network order, NPT tile allocation")
-def lp(instance: Instance, options: SolveOptions, *, max_segment: int = 12,
-       max_front: int = 64) -> MethodOutput:
+@method("tile_groups", "lp", "baseline",
+        "best layer-pipelined scheme: DP over segments, each an S cut (NPT allocation)",
+        source="seed 002 (LP in the RA-tree notation); Tangram-style DP",
+        space="LP segments of the network order, NPT tile allocation", params=LPParams)
+def lp(instance: Instance, options: SolveOptions, params: LPParams) -> MethodOutput:
     """Segments of at most ``max_segment`` consecutive layers, each S(sb)[…] pipelining
     its layers over tile groups sized by the optimal NPT allocation."""
-    return _dp_method(instance, "lp", max_segment, max_front)
+    return _dp_method(instance, "lp", params.max_segment, params.max_front)
 
 
-@register("tile_groups", "given", "baseline",
-          "evaluate the tree given with the instance (a .tree file)",
-          source="chipsched")
-def given(instance: Instance, options: SolveOptions) -> MethodOutput:
-    """The tree of a ``.tree`` instance file, evaluated as is."""
+def _has_tree(instance: Instance, params: Any) -> str | None:
     if instance.given is None:
-        raise InputError("instance", "has no given tree",
-                         "pass a .tree file (network: NAME, tree: T(1)[ … ]) with -i")
+        return "the instance has no given tree (pass a .tree file: network: NAME, tree: …)"
+    return None
+
+
+@method("tile_groups", "given", "baseline",
+        "evaluate the tree given with the instance (a .tree file)", source="chipsched",
+        applies=_has_tree)
+def given(instance: Instance, options: SolveOptions) -> MethodOutput:
+    """The tree of a ``.tree`` instance file, evaluated as is (its objective is the
+    analyzer's incremental, segment-cached value)."""
     v = instance.analyzer.objective(instance.given)
     return MethodOutput(Status.FEASIBLE, Solution.of(instance, instance.given), v)

@@ -1,6 +1,6 @@
-"""region_split instances: building, files, generators, rendering, the DecisionSpec.
+"""region_split instances: reading specs and files, generators, rendering.
 
-``make_instance(spec, chip, **options)`` takes a library network name or a network
+``load_instance(spec, chip, **options)`` takes a library network name or a network
 file (``chipsched.instances.networks.get_network``), a ``Workload``, a ready instance,
 or a region_split instance file — YAML/JSON with a top-level ``region_split:`` section::
 
@@ -34,24 +34,20 @@ from chipsched.hardware import Hardware
 from chipsched.instances.formats import read_data
 from chipsched.instances.networks import get_network
 from chipsched.problems.region_split import (
+    CHIPLET_OPTIONS,
+    SOC_OPTIONS,
     ChipletInstance,
     Instance,
     LoadTrace,
     SocInstance,
-    chiplet_instance,
     describe_regions,
     evaluate,
+    make_instance,
     serpentine_placement,
-    soc_instance,
 )
-from chipsched.solvers.registry import REGISTRY, DecisionSpec
 from chipsched.workload import Layer, OpKind, Workload
 
-CHIPLET_OPTIONS = ("objective", "batch", "max_regions", "items", "transfer", "name")
-SOC_OPTIONS = ("objective", "batch", "max_regions", "chain", "loads", "thresholds", "buffers",
-               "trace", "name")
-ALL_OPTIONS = tuple(dict.fromkeys(CHIPLET_OPTIONS + SOC_OPTIONS))
-FILE_KEYS = set(ALL_OPTIONS) - {"transfer"} | {"network"}
+FILE_KEYS = set(CHIPLET_OPTIONS + SOC_OPTIONS) - {"transfer"} | {"network"}
 
 
 def read_instance_file(path: str | os.PathLike[str]) -> tuple[Workload, dict[str, Any]] | None:
@@ -87,37 +83,20 @@ def read_instance_file(path: str | os.PathLike[str]) -> tuple[Workload, dict[str
     return get_network(net), opts
 
 
-def make_instance(spec: Any, hardware: Hardware, **options: Any) -> Instance:
-    """Build a region_split instance (the DecisionSpec's ``make_instance``).
+def load_instance(spec: Any, hardware: Hardware, **options: Any) -> Instance:
+    """Build a region_split instance from ``--instance``.
 
     ``spec``: a library network name (``name[:k=v]``), a network or instance file, a
     ``Workload``, or an instance (returned unchanged when no options are given).
     Options given here override those of an instance file.
     """
-    if isinstance(spec, (ChipletInstance, SocInstance)):
-        if options:
-            raise InputError("instance", "is already built", "pass a network to set options")
-        return spec
-    file_opts: dict[str, Any] = {}
-    if isinstance(spec, Workload):
-        workload = spec
-    else:
-        got = read_instance_file(spec) if isinstance(spec, (str, os.PathLike)) else None
-        if got is None:
-            workload = get_network(spec)
-        else:
-            workload, file_opts = got
-    opts = {**file_opts, **options}
-    kind = hardware.kind()
-    allowed = SOC_OPTIONS if kind == "soc" else CHIPLET_OPTIONS
-    for k in opts:
-        if k not in allowed:
-            where = "processor chains (soc-* chips)" if k in SOC_OPTIONS else "chiplet grids"
-            raise InputError(f"region_split option {k!r}", f"applies to {where} only",
-                             f"options for {hardware.name}: {', '.join(allowed)}")
-    if kind == "soc":
-        return soc_instance(workload, hardware, **opts)
-    return chiplet_instance(workload, hardware, **opts)
+    if isinstance(spec, (ChipletInstance, SocInstance, Workload)):
+        return make_instance(spec, hardware, **options)
+    got = read_instance_file(spec) if isinstance(spec, (str, os.PathLike)) else None
+    if got is None:
+        return make_instance(get_network(spec), hardware, **options)
+    workload, file_opts = got
+    return make_instance(workload, hardware, **{**file_opts, **options})
 
 
 # ---------------------------------------------------------------------------------------
@@ -176,16 +155,6 @@ def phase_trace(loads: Sequence[Sequence[float]], phase_s: float) -> LoadTrace:
     return LoadTrace(np.arange(len(rows)) * float(phase_s), rows)
 
 
-def random_trace(processors: int, phases: int, phase_s: float, seed: int,
-                 max_load: float = 0.8) -> LoadTrace:
-    """Random piecewise-constant loads: each phase each processor is idle (load 0) with
-    probability 1/2, else loaded uniformly in (0, max_load]."""
-    rng = np.random.default_rng(seed)
-    busy = rng.random((phases, processors)) < 0.5
-    lv = rng.uniform(0.0, max_load, (phases, processors))
-    return phase_trace(np.where(busy, lv, 0.0), phase_s)
-
-
 # ---------------------------------------------------------------------------------------
 # Rendering for `chipsched solve`
 
@@ -237,7 +206,7 @@ def render(inst: Instance, result: Any) -> Any:
     sol = result.solution
     _, met = evaluate(inst, sol)
     desc = describe_regions(inst, sol)
-    t = Table(title=f"regions ({inst.objective}; period {_fmt_s(met['period_s'])}, "
+    t = Table(title=f"regions ({inst.objective.name}; period {_fmt_s(met['period_s'])}, "
                     f"{met['throughput_fps']:.4g} frames/s)", title_justify="left")
     unit = "items" if isinstance(inst, ChipletInstance) else "range"
     cols = ["#", unit, "layers", "first → last"]
@@ -273,16 +242,3 @@ def render(inst: Instance, result: Any) -> Any:
         return Group(t, summary, head, pic)
     loads = ", ".join(f"{inst.proc_name(p)} {inst.loads[p]:.2f}" for p in range(inst.n_procs))
     return Group(t, summary, Text(f"background loads: {loads}"))
-
-
-SPEC = REGISTRY.add_decision(DecisionSpec(
-    name="region_split",
-    summary="contiguous pipeline regions over chiplets (seed 000) or NPU→GPU→CPU layer "
-            "splits (seed 001)",
-    default_chip="chiplet-4x4",
-    make_instance=make_instance,
-    evaluate=evaluate,
-    render=render,
-    instance_options=ALL_OPTIONS,
-    instance_size=lambda inst: float(inst.n_items),
-))

@@ -1,6 +1,6 @@
 """tile_groups instances: a network + a tiled chip + a batch + an objective; ``.tree`` files.
 
-``make_instance(spec, chip, objective=…, batch=…)`` takes ``spec`` as
+``load_instance(spec, chip, objective=…, batch=…)`` takes ``spec`` as
 ``chipsched solve tile_groups -i …`` gives it:
 
 * a library network name or a network file (``get_network``), or a ``Workload``;
@@ -24,16 +24,16 @@ from chipsched.errors import InputError
 from chipsched.hardware import Hardware
 from chipsched.instances.formats import atomic_write, read_data
 from chipsched.instances.networks import get_network
-from chipsched.problems.tile_groups import Instance, Solution, evaluate, parse_tree
-from chipsched.solvers.registry import REGISTRY, DecisionSpec
+from chipsched.problems.tile_groups import (
+    Instance,
+    Solution,
+    default_objective,
+    make_instance,
+    parse_tree,
+)
 from chipsched.workload import Workload
 
 TREE_SUFFIX = ".tree"
-
-
-def default_objective(hardware: Hardware) -> str:
-    """'e2d' (SET edge) for chips of at most 16 tiles, else 'ed2' (SET cloud)."""
-    return "e2d" if hardware.n_units <= 16 else "ed2"
 
 
 def read_tree_file(path: str | os.PathLike[str], hardware: Hardware,
@@ -52,9 +52,10 @@ def read_tree_file(path: str | os.PathLike[str], hardware: Hardware,
                          "keys: network, tree, batch, objective, stripe_width")
     w = get_network(str(data["network"]))
     tree = parse_tree(str(data["tree"]), w)
-    return Instance(w, hardware, batch=batch or data.get("batch", 1),
-                    objective=objective or data.get("objective") or default_objective(hardware),
-                    stripe_width=data.get("stripe_width"), given=tree)
+    return make_instance(w, hardware, batch=batch or data.get("batch", 1),
+                         objective=objective or data.get("objective")
+                         or default_objective(hardware),
+                         stripe_width=data.get("stripe_width"), given=tree)
 
 
 def read_data_any(path: str | os.PathLike[str]) -> Any:
@@ -85,17 +86,17 @@ def write_tree_file(path: str | os.PathLike[str], instance: Instance,
     return atomic_write(path, lambda fh: yaml.safe_dump(data, fh, sort_keys=False))
 
 
-def make_instance(spec: Any, hardware: Hardware, objective: str | None = None,
+def load_instance(spec: Any, hardware: Hardware, objective: str | None = None,
                   batch: int | None = None, stripe_width: int | None = None) -> Instance:
     """Build a tile_groups :class:`Instance` (see the module docstring)."""
     if isinstance(spec, Instance):
-        return spec
+        return make_instance(spec, hardware, objective=objective, batch=batch,
+                             stripe_width=stripe_width)
     if isinstance(spec, (str, os.PathLike)) and str(spec).lower().endswith(TREE_SUFFIX):
         return read_tree_file(spec, hardware, objective, batch)
     w = spec if isinstance(spec, Workload) else get_network(spec)
-    return Instance(w, hardware, batch=1 if batch is None else batch,
-                    objective=objective or default_objective(hardware),
-                    stripe_width=stripe_width)
+    return make_instance(w, hardware, objective=objective, batch=batch,
+                         stripe_width=stripe_width)
 
 
 def _fmt(x: float, unit: str) -> str:
@@ -156,15 +157,3 @@ def render(instance: Instance, result: Any) -> Any:
     plot_st_graph(instance, result.solution, path)
     parts.append(Text(f"S-T graph written to {path}"))
     return Group(*parts)
-
-
-SPEC = REGISTRY.add_decision(DecisionSpec(
-    name="tile_groups",
-    summary="resource allocation trees (S/T cuts, sub-batches) for tiled accelerators (SET)",
-    default_chip="edge-4x4",
-    make_instance=make_instance,
-    evaluate=evaluate,
-    render=render,
-    instance_options=("objective", "batch"),
-    instance_size=lambda inst: float(len(inst.workload)),
-))

@@ -1,22 +1,12 @@
-"""Solver backends (CP-SAT, Pyomo → HiGHS/CBC/…, brute-force oracles) and the method registry."""
+"""Solver backends and settings: CP-SAT (:mod:`.cpsat`), Pyomo → HiGHS/CBC/… (:mod:`.milp`),
+brute-force oracles (:mod:`.bruteforce`), the options every method takes (:mod:`.options`).
 
-from chipsched.solvers.bruteforce import enumerate_best
-from chipsched.solvers.cpsat import solve_cpsat
-from chipsched.solvers.milp import available_milp_solvers, solve_pyomo
+Import a backend from its module (``from chipsched.solvers.cpsat import solve_cpsat``):
+this package imports none of OR-Tools, Pyomo or highspy, so that ``import chipsched``
+and the heuristics load no solver.
+"""
+
 from chipsched.solvers.options import SolveOptions
 from chipsched.solvers.outcome import ExactOutcome
-from chipsched.solvers.registry import (
-    DECISIONS,
-    REGISTRY,
-    DecisionSpec,
-    Method,
-    MethodOutput,
-    Registry,
-    register,
-)
 
-__all__ = [
-    "DECISIONS", "REGISTRY", "DecisionSpec", "ExactOutcome", "Method", "MethodOutput", "Registry",
-    "SolveOptions", "available_milp_solvers", "enumerate_best", "register", "solve_cpsat",
-    "solve_pyomo",
-]
+__all__ = ["ExactOutcome", "SolveOptions"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,9 +22,12 @@ class SolveOptions:
     ``time_limit`` in seconds (``None``: no limit); ``threads`` for exact solvers
     (``None``: :func:`default_threads`); ``seed`` for every random choice;
     ``mip_gap`` the relative gap at which exact solvers may stop (0: prove optimality);
-    ``warm_start`` a solution of the same decision handed to an exact solver;
-    ``milp_solver`` the Pyomo backend ('highs', 'cbc', or any Pyomo solver name);
-    ``progress`` shows progress bars on long runs; ``verbose`` shows solver logs.
+    ``warm_start`` a solution of the same decision (an exact solver's hints and start
+    values, a heuristic's first solution; the face turns a ``Result``, a result file or
+    another method's name into one); ``milp_solver`` the Pyomo backend ('highs', 'cbc',
+    or any Pyomo solver name); ``progress`` a callback ``(done, total, note)`` a long
+    run reports to (:meth:`report`; the CLI draws it as a progress bar — methods never
+    draw); ``verbose`` shows solver logs.
     """
 
     time_limit: float | None = None
@@ -32,7 +36,7 @@ class SolveOptions:
     mip_gap: float = 0.0
     warm_start: Any = None
     milp_solver: str = "highs"
-    progress: bool = False
+    progress: Callable[[float, float | None, str], None] | None = None
     verbose: bool = False
 
     def __post_init__(self) -> None:
@@ -45,6 +49,12 @@ class SolveOptions:
             raise InputError("mip_gap", f"must be in [0, 1), got {self.mip_gap}")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise InputError("seed", f"must be a non-negative integer, got {self.seed!r}")
+
+    def report(self, done: float, total: float | None = None, note: str = "") -> None:
+        """Tell the progress callback (if any) how far the run is: ``done`` of ``total``
+        steps (``None``: unknown), with a short ``note`` (the current stage)."""
+        if self.progress is not None:
+            self.progress(done, total, note)
 
     @property
     def workers(self) -> int:

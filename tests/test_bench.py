@@ -9,36 +9,11 @@ import pytest
 
 from chipsched.bench import bench, expand, load_suites, summarize
 from chipsched.errors import InputError, UnknownNameError
-from chipsched.result import Status
-from chipsched.solvers.registry import DecisionSpec, MethodOutput, Registry, register
+from tests import toy
 
 
-def _toy() -> Registry:
-    reg = Registry(decisions=("toy",))
-
-    def make(spec, chip, scale=1):
-        if spec == "broken":
-            raise InputError("instance", "broken on purpose")
-        return tuple(scale * float(x) for x in spec.split(","))
-
-    reg.add_decision(DecisionSpec("toy", "pick the smallest", "edge-4x4", make,
-                                  lambda inst, sol: (inst[sol], {}),
-                                  instance_options=("scale",)))
-
-    @register("toy", "exact", "exact", "min", registry=reg)
-    def exact(inst, options):
-        i = min(range(len(inst)), key=inst.__getitem__)
-        return MethodOutput(Status.OPTIMAL, i, inst[i], inst[i])
-
-    @register("toy", "random", "heuristic", "random", registry=reg, randomized=True)
-    def rand(inst, options):
-        return MethodOutput(Status.FEASIBLE, options.seed % len(inst))
-
-    @register("toy", "crash", "heuristic", "raises", registry=reg)
-    def crash(inst, options):
-        raise RuntimeError("bug in a method")
-
-    return reg
+def _toy():
+    return toy.registry("exact", "random", "crash", "nth", "short")
 
 
 SUITE = {"name": "toy-suite", "decision": "toy",
@@ -65,6 +40,8 @@ def test_bench_records_everything(tmp_path):
     assert by[("5,3", "exact", 0)]["objective"] == 6.0  # scale=2
     crash = by[("4,2,8", "crash", 0)]
     assert crash["status"] == "error" and "RuntimeError: bug in a method" in crash["message"]
+    assert by[("4,2,8", "exact", 0)]["objective_unit"] == "u"
+    assert by[("4,2,8", "exact", 0)]["size_unit"] == "numbers"
     broken = by[("broken", "exact", 0)]
     assert broken["status"] == "error" and "broken on purpose" in broken["message"]
     summ = {(r["instance"], r["method"], r["seed"]): r for r in summarize(rows)}
@@ -109,20 +86,28 @@ def test_builtin_suites_expand_against_the_real_registry():
             assert {j.decision for j in jobs} == set(reg.decisions())
 
 
+def test_not_applicable_methods_are_recorded_as_skipped(tmp_path):
+    suite = {"name": "skips", "decision": "toy", "instances": ["4,2,8,1", "4,2"],
+             "methods": ["exact", "short"]}
+    rows, _ = bench(suite, tmp_path, registry_=_toy())
+    by = {(r["instance"], r["method"]): r for r in rows}
+    assert by[("4,2,8,1", "short")]["status"] == "skipped"
+    assert "more than 3 numbers" in by[("4,2,8,1", "short")]["message"]
+    assert by[("4,2", "short")]["objective"] == 2.0
+
+
 def test_method_variants_with_parameters(tmp_path):
     reg = _toy()
-
-    @register("toy", "nth", "heuristic", "the n-th item", registry=reg)
-    def nth(inst, options, n: int = 0):
-        return MethodOutput(Status.FEASIBLE, n % len(inst))
-
     suite = {"name": "variants", "decision": "toy", "instances": ["4,2,8"],
              "methods": ["nth", {"method": "nth", "params": {"n": 2}}]}
     rows, _ = bench(suite, tmp_path, registry_=reg)
     by = {r["method"]: r["objective"] for r in rows}
     assert by == {"nth": 4.0, "nth[n=2]": 8.0}
-    with pytest.raises(InputError, match="nth parameter 'k'"):
+    with pytest.raises(InputError, match="nth: parameter 'k'"):
         expand(load_suites({**suite, "methods": [{"method": "nth", "params": {"k": 1}}]}),
+               reg)
+    with pytest.raises(InputError, match="nth: parameter n of toy/nth: -1 is out of range"):
+        expand(load_suites({**suite, "methods": [{"method": "nth", "params": {"n": -1}}]}),
                reg)
     with pytest.raises(InputError, match=r"methods\[0\]"):
         load_suites({**suite, "methods": [{"name": "nth"}]})

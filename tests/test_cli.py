@@ -102,11 +102,11 @@ def test_no_half_written_output(tmp_path):
     assert not out.exists() and not list(tmp_path.iterdir())
 
 
-def test_decision_without_methods_yet():
+def test_list_json_has_no_scaffolding_keys():
     d = json.loads(run("list", "--json").stdout)["decisions"]
-    for name, info in d.items():
-        if not info["implemented"]:
-            _one_line_error(run("solve", name, "-i", "tiny", "-m", "x"), "not implemented yet")
+    assert all(set(info) == {"methods"} and info["methods"] for info in d.values())
+    _one_line_error(run("solve", "tile_group", "-i", "tiny", "-m", "x"),
+                    "decision: unknown name 'tile_group'", "did you mean 'tile_groups'")
 
 
 @pytest.mark.parametrize("args", [["show", "network", "nope"], ["show", "chip", "x.yaml"]])
@@ -122,7 +122,9 @@ def test_method_parameters_from_the_command_line():
     res = run("list", "tile_groups", "--json")
     assert res.exit_code == 0, res.output
     sa = {m["name"]: m for m in json.loads(res.stdout)["methods"]}["sa"]
-    assert sa["params"]["beta"] == 100
+    beta = {p["name"]: p for p in sa["params"]}["beta"]
+    assert beta["default"] == 100 and beta["type"] == "float" and beta["range"] == "> 0"
+    assert beta["doc"].startswith("rounds per layer")
     few = run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "--batch", "2",
               "-m", "sa", "-p", "beta=2", "--json")
     assert few.exit_code == 0, few.output

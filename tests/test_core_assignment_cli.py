@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from chipsched.instances.chips import get_chip
-from chipsched.instances.core_assignment import NAMED, fit_mesh, make_instance
+from chipsched.instances.core_assignment import NAMED, fit_mesh, load_instance
 from chipsched.problems.core_assignment import evaluate
 from tests.cli_helpers import one_line_error as _bad
 from tests.cli_helpers import run as cli_run
@@ -40,7 +40,8 @@ def test_solve_json_and_table(tiny, tmp_path):
     res = run("solve", "core_assignment", "-i", str(tiny), "-m", "seed004",
               "--objective", "cut", "--out", str(tmp_path / "r.json"))
     assert res.exit_code == 0 and "cut weight" in res.stdout and "core load" in res.stdout
-    assert json.loads((tmp_path / "r.json").read_text())["objective_name"] == ""
+    back = json.loads((tmp_path / "r.json").read_text())
+    assert (back["objective_name"], back["objective_unit"]) == ("cut", "w")
 
 
 def test_compare_table_has_objective_bound_gap_time(tiny, tmp_path):
@@ -109,21 +110,19 @@ def test_fewer_cores_than_parts_exit_2(tmp_path):
 
 def test_named_instances_fit_their_arrays():
     hw = get_chip("neuro-8x8")
-    inst = make_instance("lenet5-neurons", hw)
+    inst = load_instance("lenet5-neurons", hw)
     assert (inst.rows, inst.cols) == fit_mesh(inst.graph.total_size, 256) == (8, 9)
     assert inst.graph.n == 9118 and inst.weight_bytes == 1
     assert set(NAMED) == {"lenet5-neurons", "vgg-cifar-neurons", "resnet-cifar-neurons"}
-    g = make_instance("stencil:nx=20,ny=20", hw)
+    g = load_instance("stencil:nx=20,ny=20", hw)
     assert g.graph.n == 400 and g.n_cores * 256 >= 2 * 400
 
 
 def test_heatmap_plot(tmp_path, tiny):
     from chipsched.api import solve
     from chipsched.plots.core_assignment import plot_mesh_heatmap
-    from chipsched.solvers.registry import REGISTRY
-
-    inst = make_instance(str(tiny), get_chip("neuro-8x8"))
-    r = solve("core_assignment", inst, "seed004-plus", registry_=REGISTRY)
+    inst = load_instance(str(tiny), get_chip("neuro-8x8"))
+    r = solve("core_assignment", inst, "seed004-plus")
     for suffix in ("png", "svg"):
         p = plot_mesh_heatmap(inst, r.solution, tmp_path / f"h.{suffix}")
         assert p.stat().st_size > 1000

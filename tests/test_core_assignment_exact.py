@@ -9,23 +9,21 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
-import chipsched.formulations.core_assignment  # noqa: F401 - registers the methods
-import chipsched.heuristics.core_assignment  # noqa: F401
-import chipsched.instances.core_assignment  # noqa: F401
-from chipsched.api import solve
+from chipsched.api import NotApplicable, compare, registry, solve
 from chipsched.errors import InputError
 from chipsched.formulations.core_assignment import solve_qap_bnb
+from chipsched.instances.chips import get_chip
 from chipsched.neurongraph import NeuronGraph, layered_random
 from chipsched.problems.core_assignment import Instance, evaluate
 from chipsched.result import Status
-from chipsched.solvers.registry import REGISTRY
 
 D = "core_assignment"
 TOL = 1e-9
+HW = get_chip("neuro-8x8")
 
 
 def run(inst, method, **kw):
-    return solve(D, inst, method, registry_=REGISTRY, **kw)
+    return solve(D, inst, method, **kw)
 
 
 @st.composite
@@ -46,7 +44,7 @@ def tiny_instances(draw, objective: str = "traffic", forced: bool = False):
     m = int(rng.integers(1, 2 * n + 1))
     g = NeuronGraph.from_edges(sizes, rng.integers(0, n, m), rng.integers(0, n, m),
                                rng.integers(1, 9, m), name=f"t{seed}")
-    return Instance(f"t{seed}", g, rows, cols, cap, objective=objective)
+    return Instance(f"t{seed}", g, HW, rows, cols, cap, objective=objective)
 
 
 def _optimum(inst):
@@ -109,7 +107,7 @@ def test_placement_of_a_fixed_partition_agrees_across_backends(inst):
     assert objs["cpsat-place"] <= evaluate(inst, warm)[0] + TOL
 
 
-HEURISTICS = [m for m, spec in REGISTRY.methods(D).items()
+HEURISTICS = [m for m, spec in registry().methods(D).items()
               if spec.kind in ("heuristic", "baseline", "peer")]
 
 
@@ -132,9 +130,9 @@ def test_no_heuristic_beats_the_proven_optimum(inst, seed):
 def test_every_registered_method_reports_the_evaluators_objective(objective):
     g = NeuronGraph.from_edges([1, 2, 1, 1, 2], [0, 1, 2, 3, 0, 1], [1, 2, 3, 4, 4, 3],
                                [4, 2, 7, 1, 3, 5])
-    inst = Instance("five", g, 2, 3, 3, objective=objective)
+    inst = Instance("five", g, HW, 2, 3, 3, objective=objective)
     ref = _optimum(inst)
-    methods = REGISTRY.methods(D)
+    methods = registry().methods(D)
     assert {"cpsat", "milp", "cpsat-place", "milp-place", "bnb-place", "bruteforce", "seed004",
             "seed004-rb", "seed004-plus", "seed004-kl", "rowmajor", "random", "faq", "2opt",
             "metis", "kahip"} <= set(methods)
@@ -148,13 +146,13 @@ def test_every_registered_method_reports_the_evaluators_objective(objective):
 
 def test_warm_start_and_time_limit_bound():
     g = layered_random(2, 4, 2, seed=4)
-    inst = Instance("w", g, 2, 2, 3)
+    inst = Instance("w", g, HW, 2, 2, 3)
     h = run(inst, "seed004")
     for m in ("cpsat", "milp"):
         r = run(inst, m, warm_start=h, time_limit=30)
         assert r.status is Status.OPTIMAL and r.objective <= h.objective
         assert r.bound == pytest.approx(r.objective)
-    big = Instance("b", layered_random(3, 8, 3, seed=1), 3, 3, 3)
+    big = Instance("b", layered_random(3, 8, 3, seed=1), HW, 3, 3, 3)
     r = run(big, "cpsat", time_limit=0.5, threads=1)
     if r.status is Status.TIME_LIMIT:
         assert r.bound is not None and r.bound <= r.objective + 1e-9
@@ -178,26 +176,29 @@ def test_branch_and_bound_on_a_3x4_grid_matches_enumeration():
     d = np.abs(r[:, iu] - r[:, ju]) + np.abs(c[:, iu] - c[:, ju])
     assert obj == int((d * f[iu, ju]).sum(axis=1).min())
     g = NeuronGraph.from_edges(np.ones(G, np.int64), iu, ju, f[iu, ju])
-    assert evaluate(Instance("q", g, 3, 4, 1), p)[0] == obj
+    assert evaluate(Instance("q", g, HW, 3, 4, 1), p)[0] == obj
     # stopped early: a valid bound below the incumbent
     p2, obj2, lb2, proven2, _ = solve_qap_bnb(f, 3, 4, time_limit=1e-9, chunk=3)
     assert not proven2 and lb2 <= obj <= obj2
 
 
-def test_too_large_for_exact_models_is_an_error_status():
-    inst = Instance("L", layered_random(4, 100, 8, seed=0), 8, 8, 16)
+def test_too_large_for_exact_models_is_declared_not_applicable():
+    inst = Instance("L", layered_random(4, 100, 8, seed=0), HW, 8, 8, 16)
     for m in ("cpsat", "milp", "bruteforce"):
-        r = run(inst, m)
-        assert r.status is Status.ERROR and "too large" in r.message and r.solution is None
+        with pytest.raises(NotApplicable, match="too large"):
+            run(inst, m)
+    res = compare(D, inst, ["cpsat", "milp", "bruteforce", "seed004"])
+    assert [r.status for r in res] == [Status.SKIPPED] * 3 + [Status.FEASIBLE]
 
 
 @pytest.mark.parametrize("method", ["bnb-place", "cpsat-place", "milp-place"])
 def test_place_methods_take_another_methods_groups(method):
     g = layered_random(2, 8, 3, seed=2)
-    inst = Instance("layered", g, 2, 3, 4)
+    inst = Instance("layered", g, HW, 2, 3, 4)
     heur = solve("core_assignment", inst, "seed004", seed=1)
     res = solve("core_assignment", inst, method, groups="seed004", seed=1, time_limit=20)
-    assert res.metrics["solver"]["groups_from"] == "seed004 (seed 1)"
+    assert res.metrics["solver"]["warm_start_from"] == "seed004 (seed 1)"
+    assert res.metrics["solver"]["groups_from"] == "warm start"
     assert res.status is Status.OPTIMAL
     # the same groups, placed optimally: never worse than seed 004's own placement
     assert res.objective <= heur.objective

@@ -36,11 +36,14 @@ from chipsched.heuristics.core_assignment.placement import (
     usable_cores,
 )
 from chipsched.heuristics.core_assignment.streaming import coarsen_on_disk
+from chipsched.instances.chips import get_chip
 from chipsched.instances.core_assignment import SeedZipReader, SeedZipWriter, write_zip
 from chipsched.neurongraph import NeuronGraph, layered_random, stencil
 from chipsched.problems.core_assignment import Instance, evaluate
 
 HC = [HealthCheck.function_scoped_fixture]
+
+HW = get_chip("neuro-8x8")  # NoC: 0.7 pJ/bit/hop
 
 
 @st.composite
@@ -211,12 +214,12 @@ def test_force_directed_swap_by_hand():
 
 def test_seed004_end_to_end_and_fewer_cores_than_parts():
     g = layered_random(3, 100, 4, seed=1)
-    inst = Instance("l", g, 6, 6, 32)
+    inst = Instance("l", g, HW, 6, 6, 32)
     out = seed004_mapping(inst, seed=3)
     obj, m = evaluate(inst, out.solution)
     assert out.objective == obj and m["max_core_load"] <= 32
     assert out.stats["groups"] == m["cores_used"] and out.stats["traffic"] == m["traffic"]
-    small = Instance("l", g, 3, 4, 32)  # 12 cores: enough room, too few for the parts
+    small = Instance("l", g, HW, 3, 4, 32)  # 12 cores: enough room, too few for the parts
     with pytest.raises(InputError, match=r"parts but the 3×4 array has only 12 cores"):
         seed004_mapping(small, seed=3)
 

@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 
 from chipsched.errors import InputError
+from chipsched.instances.chips import get_chip
 from chipsched.neurongraph import NeuronGraph
 from chipsched.problems.core_assignment import Instance, Solution, core_loads, evaluate, link_loads
+
+HW = get_chip("neuro-8x8")  # NoC: 0.7 pJ/bit/hop
 
 
 def _square() -> Instance:
     g = NeuronGraph.from_edges([1, 1, 1, 1], [0, 0, 1, 2], [1, 2, 3, 3], [3, 2, 5, 1])
-    return Instance("sq", g, rows=2, cols=2, capacity=2, weight_bytes=2.0,
-                    hop_energy_pj_per_bit=0.7)
+    return Instance("sq", g, HW, rows=2, cols=2, capacity=2, weight_bytes=2.0)
 
 
 def test_evaluator_by_hand():
@@ -38,7 +40,7 @@ def test_evaluator_by_hand():
 
 def test_direction_convention_u_to_v():
     g = NeuronGraph.from_edges([1, 1], [1], [0], [4])  # stored either way: flows 0 -> 1
-    inst = Instance("d", g, 1, 2, 1)
+    inst = Instance("d", g, HW, 1, 2, 1)
     assert link_loads(inst, [0, 1]).east[0, 0] == 4
     assert link_loads(inst, [1, 0]).west[0, 0] == 4
 
@@ -58,17 +60,17 @@ def test_instance_errors_name_the_problem_and_the_fix():
     g = NeuronGraph.from_edges([3, 1], [0], [1], [1])
     with pytest.raises(InputError, match=r"sizes\[0\].*vertex 0 has 3 neurons, more than a "
                                          r"core's capacity 2.*neuro-RxC-kCAP") as e:
-        Instance("x", g, 2, 2, 2)
+        Instance("x", g, HW, 2, 2, 2)
     assert "\n" not in str(e.value)
     with pytest.raises(InputError, match=r"total size 4 exceeds the array's 1×1×3"):
-        Instance("x", g, 1, 1, 3)
+        Instance("x", g, HW, 1, 1, 3)
     with pytest.raises(InputError, match="unknown objective"):
-        Instance("x", g, 2, 2, 4, objective="latency")
+        Instance("x", g, HW, 2, 2, 4, objective="latency")
 
 
 def test_forced_partition_and_groups():
     g = NeuronGraph.from_edges([2, 2, 3], [0], [1], [1])
-    assert Instance("f", g, 2, 2, 3).forced_partition is True  # 2 + 2 > 3
-    assert Instance("f", g, 2, 2, 4).forced_partition is False
+    assert Instance("f", g, HW, 2, 2, 3).forced_partition is True  # 2 + 2 > 3
+    assert Instance("f", g, HW, 2, 2, 4).forced_partition is False
     group, cores = Solution(np.array([3, 1, 3])).groups()
     assert group.tolist() == [0, 1, 0] and cores.tolist() == [3, 1]

@@ -22,7 +22,6 @@ from chipsched.cost import (
     noc_energy_j,
     noc_time_s,
     output_partitions,
-    parse_objective,
     pipeline_period,
     processor_energy_j,
     processor_time_s,
@@ -253,19 +252,9 @@ def test_processor_that_cannot_run_a_class():
     assert processor_time_s(Layer("s", OpKind.SCALAR, ops=1, in_elems=1), npu) == math.inf
 
 
-# -- objectives ------------------------------------------------------------------------------
+# -- aggregates (each decision's objectives: tests/test_objectives.py) ----------------------
 
-def test_objectives():
-    assert parse_objective("latency")(5.0, 2.0) == 2.0
-    assert parse_objective("energy")(5.0, 2.0) == 5.0
-    assert parse_objective("E^2·D")(3.0, 2.0) == 18.0
-    assert parse_objective("e2d").name == "e2d"
-    assert parse_objective("ED2")(3.0, 2.0) == 12.0
-    o = parse_objective("E^3D^2")
-    assert (o.n, o.m) == (3, 2) and o(2.0, 3.0) == 72.0
-    assert parse_objective("edp").unit == "J·s"
-    with pytest.raises(InputError, match="objective: unknown objective 'speed'"):
-        parse_objective("speed")
+def test_aggregates():
     assert pipeline_period([3.0, 7.0, 5.0]) == 7.0
     e = EnergyBreakdown(dram=1, noc=2, mac=3, buffer=4) + EnergyBreakdown(dram=1)
     assert e.total == 11 and e.to_dict()["dram_j"] == 2

@@ -16,21 +16,23 @@ from chipsched.errors import InputError, UnknownNameError
 from chipsched.instances.chips import get_chip
 from chipsched.instances.networks import get_network
 from chipsched.instances.op_placement import (
-    FunctionLibrary,
-    expand_scalar_ops,
-    from_workload,
-    make_instance,
+    load_instance,
     read_heft_csv,
     read_json,
     read_stg,
     read_tgc,
     schema_json,
-    tile_blocks,
     write_heft_csv,
     write_json,
     write_tgc,
 )
-from chipsched.problems.op_placement import evaluate
+from chipsched.problems.op_placement import (
+    FunctionLibrary,
+    evaluate,
+    expand_scalar_ops,
+    from_workload,
+    tile_blocks,
+)
 from chipsched.workload import OpKind
 
 SOC = get_chip("soc-npu-gpu-cpu")
@@ -103,10 +105,10 @@ def test_instance_times_are_the_cost_model():
 
 
 def test_chip_without_a_host_runs_loop_control_on_the_accelerators():
-    inst = make_instance("resnet50", get_chip("soc-npu-gpu"))
+    inst = load_instance("resnet50", get_chip("soc-npu-gpu"))
     assert not inst.control_flow.any() and np.isfinite(inst.time).all()
     with pytest.raises(InputError, match="has no processors for op_placement"):
-        make_instance("tiny", get_chip("edge-4x4"))
+        load_instance("tiny", get_chip("edge-4x4"))
 
 
 def test_library_from_the_cost_model_reproduces_it():
@@ -149,7 +151,7 @@ def test_library_from_measurements(tmp_path):
     part = _write(tmp_path, "part.csv", "kind,dtype,size_bucket,processor,launch_us,gops,"
                   "pj_per_op\n*,*,*,npu,10,1000,1\n*,*,*,gpu,5,100,2\n")
     with pytest.raises(InputError, match="processor 'cpu' missing from the cost table"):
-        make_instance("tiny", SOC, library=str(part))
+        load_instance("tiny", SOC, library=str(part))
     bad = _write(tmp_path, "bad.csv", "kind,dtype,size_bucket,processor,launch_us,gops,"
                  "pj_per_op\n*,*,*,npu,ten,1000,1\n")
     with pytest.raises(InputError, match=r"bad.csv:2.*must be numbers"):
@@ -196,7 +198,7 @@ def test_malformed_stg(tmp_path, text, match):
 
 def test_stg_needs_processors(tmp_path):
     with pytest.raises(InputError, match="--processors N"):
-        make_instance(str(_write(tmp_path, "t.stg", STG)), SOC)
+        load_instance(str(_write(tmp_path, "t.stg", STG)), SOC)
 
 
 def test_read_and_write_tgc(tmp_path):
@@ -217,19 +219,19 @@ def test_read_and_write_tgc(tmp_path):
 
 
 def test_heft_csv_round_trip_and_errors(tmp_path):
-    inst = make_instance("topcuoglu2002", SOC)
+    inst = load_instance("topcuoglu2002", SOC)
     comp, conn, bw = write_heft_csv(inst, tmp_path / "paper")
-    back = make_instance(str(comp), SOC)  # siblings found by name
+    back = load_instance(str(comp), SOC)  # siblings found by name
     np.testing.assert_array_equal(back.time, inst.time)
     np.testing.assert_array_equal(back.transfer, inst.transfer)
-    also = make_instance(f"{comp},{conn}", SOC)  # no bandwidth file: cost = data
+    also = load_instance(f"{comp},{conn}", SOC)  # no bandwidth file: cost = data
     np.testing.assert_array_equal(also.transfer, inst.transfer)
     text = comp.read_text().splitlines()
     text[3] = text[3].replace("11", "-11", 1)
     bad = _write(tmp_path, "bad_task_exe_time.csv", "\n".join(text) + "\n")
     _write(tmp_path, "bad_task_connectivity.csv", conn.read_text())
     with pytest.raises(InputError, match=r"bad_task_exe_time.csv:4: cost of n3 on P1"):
-        make_instance(str(bad), SOC)
+        load_instance(str(bad), SOC)
     # startup latency per source processor and bandwidths
     bwf = _write(tmp_path, "bw.csv", "P,P1,P2,P3\nP1,0,2,2\nP2,2,0,4\nP3,2,4,0\n"
                  "Startup,1,0,3\n")
@@ -239,9 +241,9 @@ def test_heft_csv_round_trip_and_errors(tmp_path):
 
 
 def test_json_round_trip_and_schema(tmp_path):
-    inst = make_instance("tiny", SOC)
+    inst = load_instance("tiny", SOC)
     p = write_json(inst, tmp_path / "tiny.json")
-    back = make_instance(str(p), SOC)
+    back = load_instance(str(p), SOC)
     assert back.ops == inst.ops and back.processors == inst.processors
     np.testing.assert_allclose(back.time, inst.time, rtol=1e-15)
     np.testing.assert_allclose(back.transfer, inst.transfer, rtol=1e-15)
@@ -287,23 +289,23 @@ def test_json_by_hand(tmp_path):
     inst = read_json(p)
     assert inst.cores == (1, 2) and math.isinf(inst.time[1, 1])
     assert inst.transfer[0, 0, 1] == 1 + 8 / 4 and inst.transfer[0, 1, 0] == 1 + 8 / 2
-    assert inst.objective_name == "energy"
+    assert inst.objective.name == "energy"
     v, _ = evaluate(inst, inst.solution([1, 0], [1, 0], [0, 7]))  # 2 + 1 + 8/2
     assert v == 0.0  # no energies given
 
 
 def test_make_instance_resolution_and_errors():
-    assert make_instance("random:n=7,p=2,seed=3", SOC).n_ops == 7
-    assert make_instance("random:n=7,seed=3", SOC, processors=4).n_processors == 4
-    assert make_instance("topcuoglu2002", SOC, objective="energy").objective_name == "energy"
+    assert load_instance("random:n=7,p=2,seed=3", SOC).n_ops == 7
+    assert load_instance("random:n=7,seed=3", SOC, processors=4).n_processors == 4
+    assert load_instance("topcuoglu2002", SOC, objective="energy").objective.name == "energy"
     with pytest.raises(InputError, match="--processors.*does not apply to a network"):
-        make_instance("tiny", SOC, processors=3)
+        load_instance("tiny", SOC, processors=3)
     with pytest.raises(InputError, match="'batch'.*applies to networks"):
-        make_instance("topcuoglu2002", SOC, batch=2)
+        load_instance("topcuoglu2002", SOC, batch=2)
     with pytest.raises(UnknownNameError, match="did you mean 'resnet50'"):
-        make_instance("resnet5", SOC)
+        load_instance("resnet5", SOC)
     with pytest.raises(InputError, match="a single CSV file must be a HEFT"):
-        make_instance("lib.csv", SOC)
+        load_instance("lib.csv", SOC)
 
 
 # -- CLI ----------------------------------------------------------------------------------

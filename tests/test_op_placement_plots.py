@@ -7,12 +7,12 @@ import pytest
 from chipsched.api import solve
 from chipsched.errors import InputError
 from chipsched.instances.chips import get_chip
-from chipsched.instances.op_placement import make_instance
+from chipsched.instances.op_placement import load_instance
 from chipsched.plots.op_placement import plot_gantt
 
 
 def test_gantt_png_and_svg(tmp_path):
-    inst = make_instance("topcuoglu2002", get_chip("soc-npu-gpu-cpu"))
+    inst = load_instance("topcuoglu2002", get_chip("soc-npu-gpu-cpu"))
     sol = solve("op_placement", inst, "heft").solution
     png = plot_gantt(inst, sol, tmp_path / "g.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -27,7 +27,7 @@ def test_gantt_png_and_svg(tmp_path):
 
 def test_gantt_of_a_network_with_cores_and_control_flow(tmp_path):
     # 4 KiB blocks: the convs are tiled, so there are loop-control (control-flow) ops
-    inst = make_instance("tiny", get_chip("soc-npu-gpu-cpu"), block_bytes=4096)
+    inst = load_instance("tiny", get_chip("soc-npu-gpu-cpu"), block_bytes=4096)
     assert inst.control_flow.any()
     sol = solve("op_placement", inst, "by-class").solution
     svg = plot_gantt(inst, sol, tmp_path / "n.svg").read_text()

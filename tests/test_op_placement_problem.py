@@ -17,8 +17,8 @@ from chipsched.problems.op_placement import (
     identical_processor_groups,
     list_schedule,
     lower_bound,
+    objectives_for,
     order_by_start,
-    parse_objective,
     transfer_table,
 )
 
@@ -120,14 +120,17 @@ def test_edges_must_go_forward_without_a_cycle():
 
 
 def test_objective_parsing():
-    assert parse_objective("latency").name == "makespan"
-    assert parse_objective("energy")(5.0, 2.0) == 2.0
-    o = parse_objective("weighted:2,0.5")
-    assert (o.w_time, o.w_energy) == (2.0, 0.5) and o(3.0, 4.0) == 8.0
-    assert parse_objective("weighted")(1.0, 1.0) == 2.0
-    for bad in ("weighted:1", "weighted:-1,2", "weighted:0,0", "period"):
-        with pytest.raises(InputError):
-            parse_objective(bad)
+    parse = objectives_for("s").parse
+    assert parse("latency").name == "makespan" and parse("makespan").unit == "s"
+    assert parse("energy")(5.0, 2.0) == 2.0 and parse("energy").unit == "J"
+    o = parse("weighted:2,0.5")
+    assert (o.coefficient("makespan"), o.coefficient("energy_j")) == (2.0, 0.5)
+    assert o(3.0, 4.0) == 8.0 and o.name == "weighted:2,0.5"
+    assert parse("weighted")(1.0, 1.0) == 2.0
+    assert objectives_for("u.t.").parse("makespan").unit == "u.t."
+    for bad in ("weighted:1", "weighted:-1,2", "weighted:0,0", "period", "weighted:x,1"):
+        with pytest.raises(InputError, match="objective"):
+            parse(bad)
 
 
 def test_transfer_table_is_the_cost_model_formula():

@@ -14,10 +14,10 @@ from chipsched.errors import InputError
 from chipsched.graph import OpGraph
 from chipsched.hardware import Hardware
 from chipsched.instances.chips import chiplet_grid, get_chip
-from chipsched.instances.region_split import make_instance, random_dag
+from chipsched.instances.region_split import load_instance, random_dag
 from chipsched.problems.region_split import (
+    ChipletSolution,
     LoadTrace,
-    Solution,
     TransferModel,
     apportion,
     chiplet_instance,
@@ -143,7 +143,7 @@ def test_evaluate_hand_computed():
     assert met["compute_s"] == pytest.approx([5e-9, 75e-9], rel=1e-12)
     assert met["transfer_within_s"] == pytest.approx([0.0, 74e-9], rel=1e-12)
     assert met["transfer_out_s"] == pytest.approx([12e-9, 0.0], rel=1e-12)
-    assert obj == pytest.approx(149e-9) and inst.objective == "period"
+    assert obj == pytest.approx(149e-9) and inst.objective.name == "period"
     assert met["cost_s"] == pytest.approx(166e-9) and met["latency_s"] == pytest.approx(298e-9)
     # placement 0 | 1 2: edge a→b (2 B) spread over 0→1 (1 hop) and 0→2 (2 hops): 3 B·hops;
     # the chain broadcast of region 1 (64 B, m = 2) forwards 32 B each way: 64 B·hops
@@ -213,19 +213,19 @@ def test_soc_evaluate_hand_computed():
 def test_solution_validation():
     inst = chiplet_instance(hand_workload(), hand_chip(), items="layers")
     bad = [
-        (Solution(((0, 0), (2, 2)), (1, 1)), "contiguous"),
-        (Solution(((0, 1),), (1,)), "cover"),
-        (Solution(((0, 0), (1, 2)), (2, 2)), "sub-chiplets"),
-        (Solution(((0, 0), (1, 2)), (1,)), "counts"),
-        (Solution(((0, 0), (1, 2)), (0, 1)), "at least one"),
-        (Solution(((0, 0), (1, 2)), (1, 1), (), ((0,), (0,))), "used twice"),
-        (Solution(((0, 0), (1, 2)), (1, 1), (), ((0,), (7,))), "off the grid"),
-        (Solution(((0, 0), (1, 2)), (1, 1), (), ((0,), (1, 2))), "nodes"),
+        (ChipletSolution(((0, 0), (2, 2)), (1, 1)), "contiguous"),
+        (ChipletSolution(((0, 1),), (1,)), "cover"),
+        (ChipletSolution(((0, 0), (1, 2)), (2, 2)), "sub-chiplets"),
+        (ChipletSolution(((0, 0), (1, 2)), (1,)), "counts"),
+        (ChipletSolution(((0, 0), (1, 2)), (0, 1)), "at least one"),
+        (ChipletSolution(((0, 0), (1, 2)), (1, 1), ((0,), (0,))), "used twice"),
+        (ChipletSolution(((0, 0), (1, 2)), (1, 1), ((0,), (7,))), "off the grid"),
+        (ChipletSolution(((0, 0), (1, 2)), (1, 1), ((0,), (1, 2))), "nodes"),
     ]
     for sol, frag in bad:
         with pytest.raises(InputError, match=frag):
             evaluate(inst, sol)
-    soc = make_instance("tiny", get_chip("soc-npu-gpu-cpu"))
+    soc = load_instance("tiny", get_chip("soc-npu-gpu-cpu"))
     with pytest.raises(InputError, match="increase"):
         evaluate(soc, soc_solution([(0, 2), (3, 6)], [1, 0]))
     with pytest.raises(InputError, match="processors"):
@@ -271,7 +271,7 @@ def test_bad_instances_name_the_field():
         (lambda: soc_instance(w, get_chip("soc-npu-gpu"), chain=["gpu", "gpu"]), "chain",
          "twice"),
         (lambda: soc_instance(w, hw), "chip", "processor chain"),
-        (lambda: make_instance(w, get_chip("soc-npu-gpu"), items="layers"), "items",
+        (lambda: load_instance(w, get_chip("soc-npu-gpu"), items="layers"), "items",
          "chiplet grids only"),
     ]
     for make, field, frag in cases:
@@ -287,23 +287,23 @@ def test_network_with_a_cycle_is_rejected(tmp_path):
                  "  - {name: a, kind: fc, K: 4, C: 4, inputs: [b]}\n"
                  "  - {name: b, kind: fc, K: 4, C: 4, inputs: [a]}\n")
     with pytest.raises(InputError, match="cycle"):
-        make_instance(str(f), get_chip("chiplet-2x2"))
+        load_instance(str(f), get_chip("chiplet-2x2"))
 
 
 def test_instance_file_options_and_overrides(tmp_path):
     f = tmp_path / "inst.yaml"
     f.write_text("region_split:\n  network: tiny\n  objective: cost\n  max_regions: 2\n"
                  "  items: layers\n")
-    inst = make_instance(str(f), get_chip("chiplet-2x2"))
-    assert inst.objective == "cost" and inst.max_regions == 2 and inst.items == "layers"
-    assert make_instance(str(f), get_chip("chiplet-2x2"), objective="period").objective \
+    inst = load_instance(str(f), get_chip("chiplet-2x2"))
+    assert inst.objective.name == "cost" and inst.max_regions == 2 and inst.items == "layers"
+    assert load_instance(str(f), get_chip("chiplet-2x2"), objective="period").objective.name \
         == "period"
     g = tmp_path / "soc.yaml"
     g.write_text("region_split:\n  network: tiny\n  chain: [npu, gpu]\n"
                  "  trace: {times: [0, 1], loads: [[0, 0], [0.5, 0]]}\n")
-    soc = make_instance(str(g), get_chip("soc-npu-gpu-cpu"))
+    soc = load_instance(str(g), get_chip("soc-npu-gpu-cpu"))
     assert soc.chain == (0, 1) and soc.loads == (0.5, 0.0) and soc.trace is not None
     h = tmp_path / "bad.yaml"
     h.write_text("region_split:\n  network: tiny\n  colour: red\n")
     with pytest.raises(InputError, match="colour"):
-        make_instance(str(h), get_chip("chiplet-2x2"))
+        load_instance(str(h), get_chip("chiplet-2x2"))

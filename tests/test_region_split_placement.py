@@ -15,18 +15,18 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import chipsched
-from chipsched.api import method_params
+from chipsched.api import method_param_specs
+from chipsched.chains import PLACEMENTS, exact_placement
 from chipsched.cli import app
 from chipsched.errors import InputError
-from chipsched.formulations.region_split import exact_placement, rounded_flows
 from chipsched.instances.chips import get_chip
 from chipsched.instances.region_split import placement_label, random_chain, random_dag
 from chipsched.problems.region_split import (
-    PLACEMENTS,
-    Solution,
+    ChipletSolution,
     chiplet_instance,
     evaluate,
     placement_flows,
+    rounded_flows,
     serpentine_placement,
 )
 
@@ -34,7 +34,7 @@ CHIPLET_METHODS = ("seed000", "equal-layers", "equal-compute", "cpsat", "milp", 
                    "bruteforce")
 
 
-def random_solution(inst, rng: np.random.Generator, placed: bool = True) -> Solution:
+def random_solution(inst, rng: np.random.Generator, placed: bool = True) -> ChipletSolution:
     """Random contiguous regions, random counts (Σ ≤ M) and a random placement."""
     n, M = inst.n_items, inst.chiplets
     R = int(rng.integers(1, min(n, M) + 1))
@@ -45,11 +45,11 @@ def random_solution(inst, rng: np.random.Generator, placed: bool = True) -> Solu
     extra = rng.multinomial(used - R, rng.dirichlet(np.ones(R)))
     counts = tuple(int(1 + e) for e in extra)
     if not placed:
-        return Solution(regions, counts)
+        return ChipletSolution(regions, counts)
     nodes = rng.permutation(M)[:used]
     off = np.concatenate([[0], np.cumsum(counts)])
     placement = tuple(tuple(int(v) for v in nodes[off[r]:off[r + 1]]) for r in range(R))
-    return Solution(regions, counts, (), placement)
+    return ChipletSolution(regions, counts, placement)
 
 
 def _hops(a: int, b: int, cols: int) -> int:
@@ -111,10 +111,10 @@ def test_exact_placement_agrees_with_every_permutation_on_a_tiny_grid(seed, coun
                             items="layers")
     R = len(counts)
     bounds = [round(6 * r / R) for r in range(R + 1)]
-    sol = Solution(tuple((bounds[r], bounds[r + 1] - 1) for r in range(R)), counts)
+    sol = ChipletSolution(tuple((bounds[r], bounds[r + 1] - 1) for r in range(R)), counts)
     brute = _brute_rounded(inst, sol)
     for method in ("bnb-place", "cpsat-place", "milp-place"):
-        out, st_ = exact_placement(inst, sol, method, time_limit=20)
+        out, st_ = exact_placement(inst, sol, method, 20, chipsched.solve)
         assert st_["proven"], (method, st_)
         assert st_["qap_objective"] == brute, (method, st_["qap_objective"], brute)
         assert st_["byte_hops"] <= st_["start_byte_hops"] * (1 + 1e-12)
@@ -145,17 +145,16 @@ def test_exact_placement_is_never_worse_than_serpentine(net, method, limit):
 def test_a_stopped_solver_keeps_the_better_of_its_incumbent_and_serpentine():
     inst = chipsched.make_instance("region_split", "googlenet", "chiplet-6x6")
     sol = chipsched.solve("region_split", inst, "dp").solution
-    out, st_ = exact_placement(inst, sol, "bnb-place", time_limit=0.05)
+    out, st_ = exact_placement(inst, sol, "bnb-place", 0.05, chipsched.solve)
     assert st_["byte_hops"] <= st_["start_byte_hops"]
     assert evaluate(inst, out)[1]["d2d_byte_hops"] == pytest.approx(st_["byte_hops"])
     if not st_["proven"]:
         assert st_["gap"] is None or 0 < st_["gap"] < 1
 
 
-def test_a_worse_solver_answer_is_never_returned(monkeypatch):
+def test_a_worse_solver_answer_is_never_returned():
     # the guard itself: a (fake) solver that answers with a worse placement than the
     # warm start leaves the serpentine placement in place
-    import chipsched.api
     from chipsched.problems.core_assignment import Solution as QapSolution
     from chipsched.result import Result, Status
 
@@ -167,18 +166,17 @@ def test_a_worse_solver_answer_is_never_returned(monkeypatch):
     def fake_solve(decision, qinst, method, **kw):
         return Result(decision, method, Status.FEASIBLE, objective=0.0, solution=worst)
 
-    monkeypatch.setattr(chipsched.api, "solve", fake_solve)
-    out, st_ = exact_placement(inst, sol, "cpsat-place")
+    out, st_ = exact_placement(inst, sol, "cpsat-place", 10, fake_solve)
     assert out.placement == sol.placement and not st_["improved"] and not st_["proven"]
     assert st_["byte_hops"] == st_["start_byte_hops"]
 
 
 def test_every_chiplet_method_takes_the_placement_parameters():
     for m in CHIPLET_METHODS:
-        p = method_params("region_split", m)
+        p = {s.name: s.default for s in method_param_specs("region_split", m)}
         assert p["placement"] == "serpentine" and p["placement_time_limit"] == 10.0, m
     for m in ("seed001-threshold", "seed001-history", "seed001-realtime"):
-        assert "placement" not in method_params("region_split", m)
+        assert "placement" not in {s.name for s in method_param_specs("region_split", m)}
     assert set(PLACEMENTS) == {"serpentine", "bnb", "cpsat", "milp"}
 
 
@@ -200,8 +198,8 @@ def test_placement_label():
     assert placement_label(inst, sol, None) == "serpentine"
     h = inst.hardware
     assert serpentine_placement(h.rows, h.cols, sol.counts) == sol.placement
-    moved = Solution(sol.regions, sol.counts, (),
-                     tuple(tuple(5 - v for v in p) for p in sol.placement))
+    moved = ChipletSolution(sol.regions, sol.counts,
+                            tuple(tuple(5 - v for v in p) for p in sol.placement))
     assert placement_label(inst, moved, None) == "given"
     stats = {"method": "bnb-place", "proven": False, "gap": 0.25, "improved": True,
              "status": "time_limit"}

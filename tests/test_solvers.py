@@ -13,8 +13,10 @@ from ortools.sat.python import cp_model
 
 from chipsched.errors import InputError, SolverError
 from chipsched.result import Status
-from chipsched.solvers import SolveOptions, enumerate_best, solve_cpsat, solve_pyomo
-from chipsched.solvers.milp import available_milp_solvers, cbc_path
+from chipsched.solvers.bruteforce import enumerate_best
+from chipsched.solvers.cpsat import solve_cpsat
+from chipsched.solvers.milp import available_milp_solvers, cbc_path, solve_pyomo
+from chipsched.solvers.options import SolveOptions
 from chipsched.solvers.selftest import (
     balance_bruteforce,
     balance_cpsat,

@@ -19,13 +19,21 @@ from chipsched.errors import InputError
 from chipsched.formulations import tile_groups as F
 from chipsched.heuristics import tile_groups as H
 from chipsched.instances.chips import get_chip
-from chipsched.instances.tile_groups import make_instance, write_tree_file
+from chipsched.instances.tile_groups import load_instance, write_tree_file
 from chipsched.problems.tile_groups import Instance, Solution, ls_tree
 from chipsched.result import Status
 from chipsched.solvers import SolveOptions
 from chipsched.workload import Layer, OpKind, Workload
 
 OPTS = SolveOptions(threads=1)
+
+
+def call(fn, inst, options, **params):
+    """A method function called directly, with its declared parameters (MethodOutput)."""
+    m = fn.__chipsched_method__
+    if m.params is None:
+        return fn(inst, options)
+    return fn(inst, options, m.params(**params))
 
 
 def _net(draw, n: int) -> Workload:
@@ -60,10 +68,10 @@ def _close(a: float, b: float, rel: float = 1e-6) -> bool:
 @settings(max_examples=12, derandomize=True)
 @given(tiny_instances())
 def test_exact_models_agree_and_brute_force_bounds_them(inst):
-    cp = F.cpsat(inst, OPTS)
-    mi = F.milp(inst, OPTS)
-    bs = F.bruteforce_seg(inst, OPTS)
-    bf = F.bruteforce(inst, OPTS)
+    cp = call(F.cpsat, inst, OPTS)
+    mi = call(F.milp, inst, OPTS)
+    bs = call(F.bruteforce_seg, inst, OPTS)
+    bf = call(F.bruteforce, inst, OPTS)
     assert cp.status is mi.status is bs.status is bf.status is Status.OPTIMAL
     assert _close(cp.objective, mi.objective) and _close(cp.objective, bs.objective)
     # the full space contains the segmented one
@@ -73,7 +81,7 @@ def test_exact_models_agree_and_brute_force_bounds_them(inst):
         assert _close(out.objective, inst.analyzer.objective(out.solution.tree), 1e-9)
         assert out.bound <= out.objective * (1 + 1e-9)
     # SA never beats the full-space optimum and never ends worse than its start
-    sa = H.sa(inst, SolveOptions(seed=3), beta=30)
+    sa = call(H.sa, inst, SolveOptions(seed=3), beta=30)
     assert sa.objective >= bf.objective * (1 - 1e-9)
     assert sa.objective <= sa.stats["start_objective"]
 
@@ -83,10 +91,10 @@ def test_exact_models_agree_on_a_seven_layer_dag(objective):
     """tiny (7 layers, a residual branch) on 2×2 tiles, batch 2: 17,154 segmented trees."""
     inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=2,
                     objective=objective)
-    bs = F.bruteforce_seg(inst, OPTS)
+    bs = call(F.bruteforce_seg, inst, OPTS)
     assert bs.stats["trees"] == 17154
     for m in (F.cpsat, F.milp):
-        out = m(inst, OPTS)
+        out = call(m, inst, OPTS)
         assert out.status is Status.OPTIMAL and _close(out.objective, bs.objective)
 
 
@@ -98,26 +106,27 @@ def test_four_layer_dag_oracles():
     assert len(F.topological_orders(inst)) == 2
     trees, n = F.full_space(inst)
     assert n == sum(1 for _ in trees)  # the count matches the enumeration
-    bf = F.bruteforce(inst, OPTS)
-    cp = F.cpsat(inst, OPTS)
+    bf = call(F.bruteforce, inst, OPTS)
+    cp = call(F.cpsat, inst, OPTS)
     assert bf.objective <= cp.objective * (1 + 1e-9)
     for seed in range(3):
-        sa = H.sa(inst, SolveOptions(seed=seed))
+        sa = call(H.sa, inst, SolveOptions(seed=seed))
         assert bf.objective * (1 - 1e-9) <= sa.objective <= sa.stats["start_objective"]
 
 
 def test_pareto_front_is_non_dominated_and_spans_the_extremes():
     inst = Instance(chipsched.get_network("tiny-chain"), get_chip("tiled-2x3"), batch=4,
                     objective="e2d")
-    out = F.cpsat(inst, OPTS)
+    out = call(F.cpsat, inst, OPTS)
     front = [(p["latency_s"], p["energy_j"]) for p in out.stats["pareto_front"]]
     assert len(front) >= 5 and out.stats["front_complete"]
     assert out.objective == pytest.approx(min(e * e * d for d, e in front), rel=1e-12)
     assert all(a[0] < b[0] and a[1] > b[1] for a, b in zip(front, front[1:], strict=False))
-    lat = F.cpsat(Instance(inst.workload, inst.hardware, 4, "latency"), OPTS)
-    en = F.milp(Instance(inst.workload, inst.hardware, 4, "energy"), OPTS)
+    lat = call(F.cpsat, Instance(inst.workload, inst.hardware, 4, "latency"), OPTS)
+    en = call(F.milp, Instance(inst.workload, inst.hardware, 4, "energy"), OPTS)
     assert _close(front[0][0], lat.objective) and _close(front[-1][1], en.objective)
-    mfront = [(p["latency_s"], p["energy_j"]) for p in F.milp(inst, OPTS).stats["pareto_front"]]
+    mfront = [(p["latency_s"], p["energy_j"])
+              for p in call(F.milp, inst, OPTS).stats["pareto_front"]]
     assert len(mfront) == len(front)
     assert all(_close(a[0], b[0]) and _close(a[1], b[1])
                for a, b in zip(front, mfront, strict=True))
@@ -149,25 +158,25 @@ def test_ls_and_lp_dp_are_exact_in_their_spaces():
                 v = an.try_objective(tree)
                 if v is not None and (best is None or v < best):
                     best = v
-        out = method(inst, OPTS)
+        out = call(method, inst, OPTS)
         assert out.stats["fronts_thinned"] == 0
         assert _close(out.objective, best, 1e-12)
 
 
 def test_sa_is_deterministic_and_warm_startable():
     inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
-    a = H.sa(inst, SolveOptions(seed=7), beta=20)
-    b = H.sa(inst, SolveOptions(seed=7), beta=20)
+    a = call(H.sa, inst, SolveOptions(seed=7), beta=20)
+    b = call(H.sa, inst, SolveOptions(seed=7), beta=20)
     assert a.solution == b.solution and a.objective == b.objective
-    c = H.random_search(inst, SolveOptions(seed=7), beta=20)
+    c = call(H.random_search, inst, SolveOptions(seed=7), beta=20)
     assert c.objective <= c.stats["start_objective"]
-    lsout = H.ls(inst, OPTS)
-    w = H.sa(inst, SolveOptions(seed=1, warm_start=lsout.solution), beta=5)
+    lsout = call(H.ls, inst, OPTS)
+    w = call(H.sa, inst, SolveOptions(seed=1, warm_start=lsout.solution), beta=5)
     assert w.stats["start_objective"] == lsout.objective and w.objective <= lsout.objective
-    cp = F.cpsat(inst, OPTS.replace(warm_start=lsout.solution))
+    cp = call(F.cpsat, inst, OPTS.replace(warm_start=lsout.solution))
     assert cp.stats["warm_start_columns"] >= 1
     for space in ("ls", "lp"):
-        out = H.sa(inst, SolveOptions(seed=2), beta=20, space=space)
+        out = call(H.sa, inst, SolveOptions(seed=2), beta=20, space=space)
         tree = out.solution.tree
         for seg in tree.children:
             assert seg.kind == "L" or all(ch.kind == "L" for ch in seg.children)
@@ -177,12 +186,12 @@ def test_sa_is_deterministic_and_warm_startable():
 
 def test_capped_exact_runs_report_no_bound():
     inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=2)
-    out = F.cpsat(inst, OPTS, max_columns=60)  # 130 options uncapped
+    out = call(F.cpsat, inst, OPTS, max_columns=60)  # 130 options uncapped
     assert out.status is Status.FEASIBLE and out.bound is None
     assert out.stats["capped"] and out.stats["optimal_within_cap"]
     assert "capped" in out.message
     with pytest.raises(InputError, match="too large for brute force"):
-        F.bruteforce(Instance(chipsched.get_network("resnet50"), get_chip("edge-4x4")), OPTS)
+        call(F.bruteforce, Instance(chipsched.get_network("resnet50"), get_chip("edge-4x4")), OPTS)
 
 
 def _tree_instance(tmp_path) -> Instance:
@@ -194,7 +203,7 @@ def _tree_instance(tmp_path) -> Instance:
     write_tree_file(path, inst, Solution.of(inst, ls_tree(4, 2)))
     text = path.read_text().replace("network: net4", f"network: {tmp_path / 'net4.yaml'}")
     path.write_text(text)
-    return make_instance(str(path), get_chip("tiled-2x2"))
+    return load_instance(str(path), get_chip("tiled-2x2"))
 
 
 def test_every_method_through_the_face(tmp_path):
@@ -292,8 +301,8 @@ def test_milp_front_matches_cpsat_with_large_coefficients():
     w = chipsched.get_network("resnet50")
     w = Workload("resnet50[:24]", w.layers[:24], tuple(e for e in w.edges if e[1] < 24))
     inst = Instance(w, get_chip("edge-4x4"), batch=8)
-    cp = F.cpsat(inst, OPTS, max_segment=2)
-    mi = F.milp(inst, OPTS, max_segment=2)
+    cp = call(F.cpsat, inst, OPTS, max_segment=2)
+    mi = call(F.milp, inst, OPTS, max_segment=2)
     for out in (cp, mi):
         assert out.status is Status.FEASIBLE and out.stats["capped"]  # capped at 2 layers
         assert out.stats["front_complete"]

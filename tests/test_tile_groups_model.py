@@ -25,7 +25,8 @@ from chipsched.problems.tile_groups import (
 )
 from chipsched.problems.tile_groups import geometry as geo
 from chipsched.result import Status
-from chipsched.solvers import SolveOptions, solve_pyomo
+from chipsched.solvers.milp import solve_pyomo
+from chipsched.solvers.options import SolveOptions
 from chipsched.workload import Layer, OpKind, Workload
 from tests.test_tile_groups_tree import trees
 

@@ -1,9 +1,10 @@
 """core_assignment: neurons (vertices of a :class:`~chipsched.neurongraph.NeuronGraph`) onto
 a ``rows × cols`` mesh of cores with a capacity (seed 004, ``../shared/SEEDS.md`` §004).
 
-Instance: the graph (vertex sizes = neurons, edge weights = synapses), the core array
-(rows, cols, ``capacity`` neurons per core), the NoC figures of the chip (pJ/bit/hop,
-link bandwidth) and ``weight_bytes`` — bytes one unit of edge weight carries per
+Instance: the graph (vertex sizes = neurons, edge weights = synapses), the chip (its
+``noc`` gives the energy per bit and hop), the core array (rows, cols, ``capacity``
+neurons per core: the chip's own by default, or an array sized to fit the graph with
+the chip's capacity) and ``weight_bytes`` — bytes one unit of edge weight carries per
 inference (the activation precision for graphs built from a workload).
 
 Solution: ``core[v]`` for every vertex ``v`` (row-major core id ``row·cols + col``);
@@ -13,11 +14,12 @@ capacity.
 Objectives (all minimized; ``Instance.objective`` chooses the one reported as
 ``Result.objective``, the others are metrics), every number from ``chipsched.cost``:
 
-* ``traffic`` (default) — hop-weighted traffic ``Σ w·hops(core(u), core(v))`` over the
-  edges, hops = Manhattan distance (XY routing, :func:`chipsched.cost.hops`);
-* ``cut`` — weight of the edges whose ends are on different cores;
-* ``energy`` — NoC energy of that traffic, :func:`chipsched.cost.noc_energy_j` of
-  ``traffic × weight_bytes`` byte-hops.
+* ``traffic`` (default; unit ``w·hop``: edge weight — synapses — times hops) —
+  hop-weighted traffic ``Σ w·hops(core(u), core(v))`` over the edges, hops = Manhattan
+  distance (XY routing, :func:`chipsched.cost.hops`);
+* ``cut`` (unit ``w``) — weight of the edges whose ends are on different cores;
+* ``energy`` (unit ``J``) — NoC energy of that traffic, :func:`chipsched.cost.noc_energy_j`
+  of ``traffic × weight_bytes`` byte-hops at the chip's pJ/bit/hop.
 
 Always reported: the per-link loads under XY routing (:func:`chipsched.cost.xy_link_loads`)
 with the most loaded link, the core loads and how many cores are used. Link loads need a
@@ -30,6 +32,7 @@ core over capacity, a vertex without a core) raises :class:`InputError`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -38,40 +41,57 @@ import numpy as np
 
 from chipsched.cost import hops, noc_energy_j, xy_link_loads
 from chipsched.errors import InputError
-from chipsched.neurongraph import NeuronGraph, directed_flows
+from chipsched.hardware import Hardware
+from chipsched.neurongraph import NeuronGraph, directed_flows, from_workload
+from chipsched.objective import Objective, ObjectiveSet
+from chipsched.problem import Problem
+from chipsched.workload import Workload
 
-OBJECTIVES = ("traffic", "cut", "energy")
+OBJECTIVES = ObjectiveSet("core_assignment", (
+    Objective("traffic", "w·hop", "hop-weighted traffic Σ w·hops (w: edge weight, synapses "
+              "for neuron graphs)", (("traffic", 1.0),)),
+    Objective("cut", "w", "weight of the edges cut between cores", (("cut_weight", 1.0),)),
+    Objective("energy", "J", "NoC energy of the traffic (weight_bytes per unit of weight, "
+              "the chip's pJ/bit/hop)", (("noc_energy_j", 1.0),)),
+), default="traffic")
+
+#: Headroom of the sized-to-fit arrays (see :func:`fit_mesh`).
+FIT_HEADROOM = 2.0
 
 
 @dataclass(frozen=True, eq=False)
 class Instance:
-    """A neuron graph and a core array. Validation raises one-line :class:`InputError`\\ s:
-    a vertex larger than a core, a total size larger than the array."""
+    """A neuron graph, a chip and a core array on it. Validation raises one-line
+    :class:`InputError`\\ s: a chip without a NoC, a vertex larger than a core, a total
+    size larger than the array."""
 
     name: str
     graph: NeuronGraph
+    hardware: Hardware
     rows: int
     cols: int
     capacity: int
-    objective: str = "traffic"
+    objective: Objective = OBJECTIVES.get("traffic")
     weight_bytes: float = 1.0
-    hop_energy_pj_per_bit: float = 0.7
-    link_bandwidth_gb_s: float = 8.0
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise InputError("objective", f"unknown objective {self.objective!r} for "
-                             "core_assignment", f"use one of {', '.join(OBJECTIVES)}")
+        object.__setattr__(self, "objective", OBJECTIVES.parse(self.objective))
+        if not isinstance(self.hardware, Hardware):
+            raise InputError("instance.hardware", f"a {type(self.hardware).__name__} is not "
+                             "a chip", "give a Hardware (chipsched.get_chip)")
+        if self.hardware.noc is None:
+            raise InputError(f"chip {self.hardware.name!r}.noc", "core_assignment needs the "
+                             "chip's NoC (energy per bit and hop)",
+                             "use a chip with a noc section, e.g. neuro-8x8")
         for k in ("rows", "cols", "capacity"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise InputError(f"cores.{k}", f"must be a positive integer, got {v!r}")
             object.__setattr__(self, k, int(v))
-        if not self.weight_bytes > 0:
-            raise InputError("weight_bytes", f"must be positive, got {self.weight_bytes}")
-        if self.hop_energy_pj_per_bit < 0:
-            raise InputError("hop_energy_pj_per_bit", "must be >= 0")
+        if not (self.weight_bytes > 0 and math.isfinite(self.weight_bytes)):
+            raise InputError("weight_bytes", f"must be a positive number, got "
+                             f"{self.weight_bytes}")
         g = self.graph
         if g.n == 0:
             raise InputError(f"instance {self.name!r}.graph", "has no vertices")
@@ -90,6 +110,10 @@ class Instance:
                              "use a larger array (chip neuro-RxC[-kCAP])")
 
     @property
+    def hop_energy_pj_per_bit(self) -> float:
+        return float(self.hardware.noc.hop_energy_pj_per_bit)
+
+    @property
     def n_cores(self) -> int:
         return self.rows * self.cols
 
@@ -101,8 +125,8 @@ class Instance:
         """(row, col) arrays of row-major core ids."""
         return np.divmod(np.asarray(core, dtype=np.int64), self.cols)
 
-    def with_objective(self, objective: str) -> Instance:
-        return replace(self, objective=objective)
+    def with_objective(self, objective: str | Objective) -> Instance:
+        return replace(self, objective=OBJECTIVES.parse(objective))
 
     @property
     def forced_partition(self) -> bool:
@@ -116,9 +140,9 @@ class Instance:
     def objective_from_traffic(self, traffic: float, cut: float) -> float:
         """The instance's objective from the two base quantities (used by exact models,
         which optimize traffic or cut in integer units)."""
-        if self.objective == "cut":
+        if self.objective.name == "cut":
             return float(cut)
-        if self.objective == "traffic":
+        if self.objective.name == "traffic":
             return float(traffic)
         return float(noc_energy_j(float(traffic) * self.weight_bytes,
                                   self.hop_energy_pj_per_bit))
@@ -132,7 +156,7 @@ class Instance:
         return {"name": self.name, "vertices": self.n, "edges": self.graph.m,
                 "total_size": self.graph.total_size, "total_weight": self.graph.total_weight,
                 "mesh": f"{self.rows}x{self.cols}", "capacity": self.capacity,
-                "objective": self.objective}
+                "chip": self.hardware.name, "objective": self.objective.name}
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,11 +181,24 @@ class Solution:
         return {"core": self.core.tolist()}
 
     @classmethod
+    def from_dict(cls, instance: Any, data: Mapping[str, Any]) -> Solution:
+        """Inverse of :meth:`to_dict` (``{"core": [...]}``)."""
+        if not isinstance(data, Mapping) or set(data) != {"core"}:
+            raise InputError("solution", "a core_assignment solution is {core: [core of "
+                             "every vertex]}")
+        core = data["core"]
+        if not isinstance(core, (list, tuple, np.ndarray)) or not all(
+                isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in core):
+            raise InputError("solution.core", "must be a list of integer core ids")
+        return cls(np.asarray(core, dtype=np.int64))
+
+    @classmethod
     def from_any(cls, x: Any) -> Solution:
+        """A solution from itself, its dict form, or an array of core ids."""
         if isinstance(x, Solution):
             return x
-        if isinstance(x, Mapping) and "core" in x:
-            return cls(np.asarray(x["core"]))
+        if isinstance(x, Mapping):
+            return cls.from_dict(None, x)
         return cls(np.asarray(x))
 
 
@@ -224,7 +261,8 @@ def evaluate(instance: Instance, solution: Any) -> tuple[float, dict[str, Any]]:
         "capacity": instance.capacity,
         "mean_hops": traffic / cut if cut else 0.0,
     }
-    value = {"cut": float(cut), "traffic": float(traffic), "energy": energy}[instance.objective]
+    value = {"cut": float(cut), "traffic": float(traffic),
+             "energy": energy}[instance.objective.name]
     return value, metrics
 
 
@@ -242,3 +280,82 @@ def core_loads(instance: Instance, solution: Any) -> np.ndarray:
     """Neurons per core as a ``rows × cols`` array."""
     _, loads = check_solution(instance, solution)
     return loads.reshape(instance.rows, instance.cols)
+
+
+# ---------------------------------------------------------------------------------------
+# building instances
+
+
+def fit_mesh(total_size: int, capacity: int, headroom: float = FIT_HEADROOM
+             ) -> tuple[int, int]:
+    """Smallest near-square ``(rows, cols)`` with ``rows·cols ≥ ⌈headroom·total/capacity⌉``.
+
+    The factor 2 of the default headroom: seed 004's recursive bisection halves by
+    vertex count and can produce up to twice the minimum number of parts.
+    """
+    k = max(1, math.ceil(headroom * total_size / capacity))
+    rows = max(1, math.isqrt(k))
+    cols = -(-k // rows)
+    return rows, cols
+
+
+def chip_capacity(hardware: Hardware) -> int:
+    """Neurons per core of a neuromorphic chip; :class:`InputError` for any other chip."""
+    if not hardware.core_capacity:
+        raise InputError(f"chip {hardware.name!r}", "has no core_capacity (not a neuromorphic "
+                         "array)", "use a chip such as neuro-8x8 or neuro-RxC-kCAP")
+    return int(hardware.core_capacity)
+
+
+def make_instance(source: NeuronGraph | Workload | Instance, hardware: Hardware, *,
+                  objective: str | Objective | None = None, channels_per_vertex: int = 1,
+                  include_input: bool = True, batch: int | None = None,
+                  sized_to_fit: bool = False, name: str | None = None,
+                  weight_bytes: float | None = None, **meta: Any) -> Instance:
+    """A core_assignment instance: ``source`` (a ``NeuronGraph``, or a ``Workload`` whose
+    neuron graph is built with ``channels_per_vertex`` and ``include_input``) on
+    ``hardware``'s core array — or, with ``sized_to_fit``, on the smallest near-square
+    array that fits the graph (:func:`fit_mesh`) with the chip's capacity. Instances on
+    the chip's own array are named ``graph@chip`` (the same graph on another chip is
+    another instance). A ready instance gets ``objective`` applied."""
+    if batch not in (None, 1):
+        raise InputError("batch", "does not apply to core_assignment",
+                         "a neuron graph is per inference")
+    if isinstance(source, Instance):
+        return source.with_objective(objective) if objective else source
+    if isinstance(source, Workload):
+        graph = from_workload(source, channels_per_vertex, include_input)
+        wb = float(source.precision_bytes) if weight_bytes is None else weight_bytes
+        meta = {"network": source.name, **meta}
+    elif isinstance(source, NeuronGraph):
+        graph, wb = source, 1.0 if weight_bytes is None else weight_bytes
+    else:
+        raise InputError("instance", f"a {type(source).__name__} is neither a neuron graph "
+                         "nor a network", "give a NeuronGraph or a Workload")
+    cap = chip_capacity(hardware)
+    if sized_to_fit:
+        rows, cols = fit_mesh(graph.total_size, cap)
+        label = name or graph.name
+    else:
+        rows, cols = hardware.rows, hardware.cols
+        label = name or f"{graph.name}@{hardware.name}"
+    return Instance(label, graph, hardware, rows, cols, cap,
+                    objective=OBJECTIVES.parse(objective), weight_bytes=wb,
+                    meta={"chip": hardware.name, **({"sized_to_fit": True} if sized_to_fit
+                                                    else {}), **meta})
+
+
+PROBLEM = Problem(
+    name="core_assignment",
+    summary="neurons of a neuron graph onto a mesh of capacity-limited cores (seed 004)",
+    default_chip="neuro-8x8",
+    instance_types=(Instance,),
+    solution_types=(Solution,),
+    make_instance=make_instance,
+    evaluate=evaluate,
+    solution_from_dict=Solution.from_dict,
+    objectives=lambda instance: OBJECTIVES,
+    instance_options=("objective", "batch", "channels_per_vertex", "include_input"),
+    instance_size=lambda inst: float(inst.n),
+    size_unit="vertices",
+)

@@ -8,46 +8,39 @@ method          space     what
 ``milp``                  ``traffic``/``energy`` → model (b) QAP when no two vertices fit on
                           one core, else model (c) joint
 ``cpsat-place`` placement placement of a fixed partition, model (b) on its groups: the warm
-``milp-place``            start's groups (``options.warm_start``), else every vertex alone
-``bnb-place``             when no two fit on a core, else the groups of the optimal model (a)
-                          partition; ``bnb-place`` solves (b) by Gilmore–Lawler branch and bound
+``milp-place``            start's groups (``options.warm_start``; the face's chain step
+``bnb-place``             ``groups=METHOD`` runs METHOD first and hands its mapping over), else
+                          every vertex alone when no two fit on a core, else the groups of the
+                          optimal model (a) partition; ``bnb-place`` solves (b) by
+                          Gilmore–Lawler branch and bound
 ``bruteforce``  full      every vertex → core map (tiny instances)
 ==============  ========  ========================================================================
 
 The placement methods are exact *in their space* (placements of that partition): a
 heuristic with a different partition may beat their optimum; with one vertex per core
-the spaces coincide. Instances too large for a model end with status ``error`` and a
-message (so that ``chipsched compare`` runs the other methods).
+the spaces coincide. Instances too large for a full-space model are declared not
+applicable (``compare`` shows them skipped); a placement model too large for the groups
+it is handed ends with status ``error`` and a message.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from chipsched.method import MethodOutput, method, param
 from chipsched.problems.core_assignment import Instance, Solution, check_solution
 from chipsched.result import Status
-from chipsched.solvers import MethodOutput, SolveOptions, register
 from chipsched.solvers.bruteforce import MAX_CANDIDATES, enumerate_best
+from chipsched.solvers.options import SolveOptions
 
 from .bnb import solve_qap_bnb, symmetry_representatives
-from .models import (
-    ModelInput,
-    cpsat_joint,
-    cpsat_partition,
-    cpsat_qap,
-    from_instance,
-    glb_coefficients,
-    milp_mesh,
-    milp_partition,
-)
 
-__all__ = ["ModelInput", "cpsat_joint", "cpsat_partition", "cpsat_qap", "from_instance",
-           "glb_coefficients", "milp_mesh", "milp_partition", "solve_qap_bnb",
-           "symmetry_representatives"]
+__all__ = ["solve_qap_bnb", "symmetry_representatives"]
 
 D = "core_assignment"
 #: Largest model the exact methods build, in assignment variables (items × cores or
@@ -91,20 +84,39 @@ def _output(instance: Instance, out: Any, core: np.ndarray | None, formulation: 
     return MethodOutput(out.status, Solution(core), objective=obj, bound=bound, stats=stats)
 
 
+def _full_model_size(instance: Instance) -> tuple[int, int, str]:
+    """(items, slots, model) of the full-space model of the instance's objective."""
+    if instance.objective.name == "cut":
+        return instance.n, min(instance.n, instance.n_cores), "partition"
+    return instance.n, instance.n_cores, "mesh"
+
+
+def _full_applies(instance: Instance, params: Any) -> str | None:
+    n, slots, what = _full_model_size(instance)
+    edges = int(instance.graph.m)
+    if n * slots > MAX_ASSIGNMENT_VARS[what] or edges > MAX_MODEL_EDGES:
+        return (f"too large for the exact {what} model ({n:,} items × {slots:,} slots, "
+                f"{edges:,} edges; limits {MAX_ASSIGNMENT_VARS[what]:,} assignment variables "
+                f"and {MAX_MODEL_EDGES:,} edges)")
+    return None
+
+
 def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutput:
+    from .models import (
+        cpsat_joint,
+        cpsat_partition,
+        cpsat_qap,
+        from_instance,
+        milp_mesh,
+        milp_partition,
+    )
+
     inp = from_instance(instance)
     hint = _warm(instance, options)
-    if instance.objective == "cut":
-        k = min(inp.n, inp.cores)
-        big = _too_large(inp.n, k, inp.u.shape[0], "partition")
-        if big:
-            return big
+    if instance.objective.name == "cut":
         fn = cpsat_partition if backend == "cpsat" else milp_partition
         out, core = fn(inp, options, hint)
         return _output(instance, out, core, "partition (a)")
-    big = _too_large(inp.n, inp.cores, inp.u.shape[0], "mesh")
-    if big:
-        return big
     qap = instance.forced_partition
     if qap and inp.n > inp.cores:
         return MethodOutput(Status.INFEASIBLE, message=f"no two vertices fit on one core and "
@@ -116,15 +128,16 @@ def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutp
     return _output(instance, out, core, "qap (b)" if qap else "joint (c)")
 
 
-@register(D, "cpsat", "exact", "CP-SAT: k-way min-cut partition (cut), QAP with integer "
-          "coordinates (one vertex per core) or joint model (traffic, energy)",
-          source="ours; QAP linearisation per axis, Gilmore–Lawler cuts")
+@method(D, "cpsat", "exact", "CP-SAT: k-way min-cut partition (cut), QAP with integer "
+        "coordinates (one vertex per core) or joint model (traffic, energy)",
+        source="ours; QAP linearisation per axis, Gilmore–Lawler cuts",
+        applies=_full_applies, warm_start=True)
 def cpsat(instance: Instance, options: SolveOptions) -> MethodOutput:
     return _full(instance, options, "cpsat")
 
 
-@register(D, "milp", "exact", "Pyomo MILP of the same models (HiGHS by default)",
-          source="ours")
+@method(D, "milp", "exact", "Pyomo MILP of the same models (HiGHS by default)",
+        source="ours", applies=_full_applies, warm_start=True)
 def milp(instance: Instance, options: SolveOptions) -> MethodOutput:
     return _full(instance, options, "milp")
 
@@ -133,25 +146,11 @@ def milp(instance: Instance, options: SolveOptions) -> MethodOutput:
 # placement of a fixed partition
 
 
-def _groups(instance: Instance, options: SolveOptions, backend: str, groups: str | None = None
+def _groups(instance: Instance, options: SolveOptions, backend: str
             ) -> tuple[np.ndarray, np.ndarray | None, str] | MethodOutput:
     """(group of every vertex, warm placement of the groups or None, where from)."""
-    if groups is not None:
-        # the groups of another method's mapping (e.g. seed004), its placement the warm
-        # start: `compare`/`bench` cannot hand one run's result to the next
-        from chipsched.api import registry, solve
-        from chipsched.errors import InputError
+    from .models import cpsat_partition, from_instance, milp_partition
 
-        names = [m for m in registry().methods(D) if not m.endswith("-place")]
-        if groups not in names:
-            raise InputError("parameter groups", f"{groups!r} is not a core_assignment "
-                             "method that partitions", f"use one of {', '.join(names)}")
-        res = solve(D, instance, groups, seed=options.seed, time_limit=options.time_limit)
-        if res.solution is None:
-            return MethodOutput(Status.ERROR, message=f"{groups} gave no mapping to place "
-                                f"({res.status.value}: {res.message})")
-        group, cores = res.solution.groups()
-        return group, cores, f"{groups} (seed {options.seed})"
     warm = _warm(instance, options)
     if warm is not None:
         sol = Solution(warm)
@@ -174,9 +173,10 @@ def _groups(instance: Instance, options: SolveOptions, backend: str, groups: str
     return group, None, f"min-cut partition ({out.status.value})"
 
 
-def _place(instance: Instance, options: SolveOptions, backend: str,
-           groups: str | None = None) -> MethodOutput:
-    got = _groups(instance, options, backend, groups)
+def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOutput:
+    from .models import ModelInput, cpsat_qap, milp_mesh
+
+    got = _groups(instance, options, backend)
     if isinstance(got, MethodOutput):
         return got
     group, warm_cores, origin = got
@@ -218,54 +218,58 @@ def _place(instance: Instance, options: SolveOptions, backend: str,
                         bound=bound, stats=stats)
 
 
-SPACE = "placements of a fixed partition (the `groups` method's, else the warm start's, " \
+SPACE = "placements of a fixed partition (the warm start's — e.g. of -p groups=METHOD —, " \
         "else one vertex per core, else the min-cut partition)"
 
 
-@register(D, "cpsat-place", "exact", "CP-SAT QAP placement of a fixed partition's groups "
-          "(integer coordinates, all-different, per-axis Manhattan)", source="ours",
-          space=SPACE)
-def cpsat_place(instance: Instance, options: SolveOptions, groups: str | None = None
-                ) -> MethodOutput:
-    """``groups``: place the groups of this core_assignment method's mapping (e.g.
-    ``"seed004"``); default: the warm start's, else one vertex per core, else the
-    min-cut partition's."""
-    return _place(instance, options, "cpsat", groups)
+@method(D, "cpsat-place", "exact", "CP-SAT QAP placement of a fixed partition's groups "
+        "(integer coordinates, all-different, per-axis Manhattan)", source="ours",
+        space=SPACE, warm_start=True)
+def cpsat_place(instance: Instance, options: SolveOptions) -> MethodOutput:
+    """Place the warm start's groups (else one vertex per core, else the min-cut
+    partition's groups) exactly."""
+    return _place(instance, options, "cpsat")
 
 
-@register(D, "milp-place", "exact", "Pyomo MILP QAP placement of a fixed partition's groups",
-          source="ours", space=SPACE)
-def milp_place(instance: Instance, options: SolveOptions, groups: str | None = None
-               ) -> MethodOutput:
-    """``groups``: place the groups of this core_assignment method's mapping (e.g.
-    ``"seed004"``); default: the warm start's, else one vertex per core, else the
-    min-cut partition's."""
-    return _place(instance, options, "milp", groups)
+@method(D, "milp-place", "exact", "Pyomo MILP QAP placement of a fixed partition's groups",
+        source="ours", space=SPACE, warm_start=True)
+def milp_place(instance: Instance, options: SolveOptions) -> MethodOutput:
+    """As :func:`cpsat_place`, with the MILP."""
+    return _place(instance, options, "milp")
 
 
-@register(D, "bnb-place", "exact", "Gilmore–Lawler branch and bound for the placement of a "
-          "fixed partition's groups", source="Gilmore 1962, Lawler 1963", space=SPACE)
-def bnb_place(instance: Instance, options: SolveOptions, groups: str | None = None
-              ) -> MethodOutput:
-    """``groups``: place the groups of this core_assignment method's mapping (e.g.
-    ``"seed004"``); default: the warm start's, else one vertex per core, else the
-    min-cut partition's."""
-    return _place(instance, options, "bnb", groups)
+@method(D, "bnb-place", "exact", "Gilmore–Lawler branch and bound for the placement of a "
+        "fixed partition's groups", source="Gilmore 1962, Lawler 1963", space=SPACE,
+        warm_start=True)
+def bnb_place(instance: Instance, options: SolveOptions) -> MethodOutput:
+    """As :func:`cpsat_place`, by branch and bound."""
+    return _place(instance, options, "bnb")
 
 
 # ---------------------------------------------------------------------------------------
 # brute force
 
 
-@register(D, "bruteforce", "oracle", "enumerates every vertex → core map (tiny instances)",
-          source="oracle")
-def bruteforce(instance: Instance, options: SolveOptions,
-               max_candidates: int = MAX_CANDIDATES) -> MethodOutput:
-    n, N, cols = instance.n, instance.n_cores, instance.cols
+@dataclass(frozen=True)
+class BruteParams:
+    max_candidates: int = param(MAX_CANDIDATES, "largest number of vertex → core maps", ge=1)
+
+
+def _brute_applies(instance: Instance, params: BruteParams) -> str | None:
+    n, N = instance.n, instance.n_cores
     # compare in logs: N ** n has thousands of digits on a real neuron graph
-    if n * math.log(max(N, 1)) > math.log(max(max_candidates, 1)):
-        return MethodOutput(Status.ERROR, message=f"too large for brute force ({N}^{n} "
-                            f"candidates > {max_candidates:,})")
+    if n * math.log(max(N, 1)) > math.log(max(params.max_candidates, 1)):
+        return f"too large for brute force ({N}^{n} candidates > max_candidates " \
+               f"{params.max_candidates:,})"
+    return None
+
+
+@method(D, "bruteforce", "oracle", "enumerates every vertex → core map (tiny instances)",
+        source="oracle", params=BruteParams, applies=_brute_applies)
+def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
+               ) -> MethodOutput:
+    n, N, cols = instance.n, instance.n_cores, instance.cols
+    max_candidates = params.max_candidates
     sizes = instance.graph.sizes.tolist()
     cap = instance.capacity
     u, v, w = (a.tolist() for a in instance.graph.edges())

@@ -36,7 +36,9 @@ import pyomo.environ as pyo
 from ortools.sat.python import cp_model
 
 from chipsched.problems.core_assignment import Instance
-from chipsched.solvers import SolveOptions, solve_cpsat, solve_pyomo
+from chipsched.solvers.cpsat import solve_cpsat
+from chipsched.solvers.milp import solve_pyomo
+from chipsched.solvers.options import SolveOptions
 from chipsched.solvers.outcome import ExactOutcome
 
 from .bnb import symmetry_representatives

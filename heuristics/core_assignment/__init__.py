@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from chipsched.method import MethodOutput, method, param
 from chipsched.problems.core_assignment import Instance, Solution
 from chipsched.result import Status
-from chipsched.solvers import MethodOutput, SolveOptions, register
+from chipsched.solvers.options import SolveOptions
 
+from . import improved
 from .improved import plus_partition, plus_placement
 from .multilevel import (
     MERGE_FRACTION,
@@ -43,7 +46,7 @@ from .multilevel import (
     seed004_partition,
     uncoarsen,
 )
-from .peers import default_parts, kahip_partition, kl_bisector, metis_partition
+from .peers import KAHIP_MODES, default_parts, kahip_partition, kl_bisector, metis_partition
 from .placement import (
     MAX_ITER,
     TOP_FRACTION,
@@ -70,34 +73,22 @@ SRC = "seed 004 (CN patent, ../shared/SEEDS.md §004)"
 
 
 class _Stages:
-    """Optional progress reporting (rich, on stderr) and per-stage timing."""
+    """Per-stage timing, and the stage names told to the options' progress callback."""
 
-    def __init__(self, enabled: bool, what: str):
+    def __init__(self, options: SolveOptions | None, what: str):
         self.times: dict[str, float] = {}
         self._t = time.perf_counter()
-        self._p = None
-        if enabled:
-            from rich.console import Console
-            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-            self._p = Progress(SpinnerColumn(), TextColumn("{task.description}"),
-                               TimeElapsedColumn(), console=Console(stderr=True),
-                               transient=True)
-            self._p.start()
-            self._task = self._p.add_task(what)
+        self._options = options
+        self._what = what
 
     def note(self, text: str) -> None:
-        if self._p is not None:
-            self._p.update(self._task, description=text)
+        if self._options is not None:
+            self._options.report(len(self.times), None, f"{self._what}: {text}")
 
     def done(self, stage: str) -> None:
         now = time.perf_counter()
         self.times[stage] = round(now - self._t, 4)
         self._t = now
-
-    def close(self) -> None:
-        if self._p is not None:
-            self._p.stop()
 
 
 def map_groups(instance: Instance, group: np.ndarray, group_core: np.ndarray, cut: int | None,
@@ -116,87 +107,130 @@ def map_groups(instance: Instance, group: np.ndarray, group_core: np.ndarray, cu
     return MethodOutput(status, Solution(core), objective=obj, stats=stats)
 
 
-def _partition(instance: Instance, seed: int, stages: _Stages, **kw: Any):
-    res = seed004_partition(instance.graph, instance.capacity, seed, progress=stages.note, **kw)
+@dataclass(frozen=True)
+class PartitionParams:
+    """Seed 004's partition settings (steps 2–5), the document's numbers as defaults."""
+
+    tries: int = param(TRIES, "matching attempts per coarsening level (§ 27)", ge=1)
+    merge_fraction: float = param(MERGE_FRACTION, "largest merged vertex as a share of a "
+                                  "core's capacity (§ 28: 1/15)", gt=0, le=1)
+    min_reduction: float = param(MIN_REDUCTION, "coarsening stops when a level removes less "
+                                 "than this share of the vertices (§ 29)", ge=0, lt=1)
+    starts: int = param(STARTS, "random starts of every greedy bisection (§ 34: 4)", ge=1)
+    passes: int = param(1, "refinement passes per level while uncoarsening", ge=0)
+
+
+@dataclass(frozen=True)
+class Seed004Params(PartitionParams):
+    top_fraction: float = param(TOP_FRACTION, "share of the groups (largest force) visited "
+                                "per force-directed iteration (§ 87: 5 %)", gt=0, le=1)
+    max_iter: int = param(MAX_ITER, "force-directed iterations (§ 89; the value is ours)",
+                          ge=0)
+
+
+def _partition_kw(params: PartitionParams) -> dict[str, Any]:
+    return {"tries": params.tries, "merge_fraction": params.merge_fraction,
+            "min_reduction": params.min_reduction, "starts": params.starts,
+            "passes": params.passes}
+
+
+def _partition(instance: Instance, seed: int, stages: _Stages, params: PartitionParams):
+    res = seed004_partition(instance.graph, instance.capacity, seed, progress=stages.note,
+                            **_partition_kw(params))
     stages.done("partition")
     check_fits(res.n_groups, instance.rows, instance.cols)
     return res
 
 
-def seed004_mapping(instance: Instance, seed: int = 0, tries: int = TRIES,
-                    merge_fraction: float = MERGE_FRACTION, min_reduction: float = MIN_REDUCTION,
-                    starts: int = STARTS, passes: int = 1, top_fraction: float = TOP_FRACTION,
-                    max_iter: int = MAX_ITER, force: bool = True, progress: bool = False
-                    ) -> MethodOutput:
+def seed004_mapping(instance: Instance, seed: int = 0,
+                    params: Seed004Params = Seed004Params(), force: bool = True,
+                    options: SolveOptions | None = None) -> MethodOutput:
     """Seed 004 end to end (steps 2–8) with the document's numbers."""
-    st = _Stages(progress, "seed 004")
-    try:
-        ss = np.random.SeedSequence(seed).generate_state(2)
-        res = _partition(instance, int(ss[0]), st, tries=tries, merge_fraction=merge_fraction,
-                         min_reduction=min_reduction, starts=starts, passes=passes)
-        q = instance.graph.contract(res.group, res.n_groups)
-        st.note(f"placing {res.n_groups} groups")
-        gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]), starts)
-        st.done("bisection_placement")
-        stats: dict[str, Any] = {**res.stats}
-        stats["traffic_before_force"] = placement_traffic(q, gc, instance.cols)
-        if force:
-            st.note("force-directed refinement")
-            gc, fs = force_directed(q, gc, instance.rows, instance.cols, top_fraction,
-                                    max_iter)
-            stats.update(fs)
-            st.done("force_directed")
-        stats["stage_s"] = st.times
-        return map_groups(instance, res.group, gc, res.cut, stats)
-    finally:
-        st.close()
+    st = _Stages(options, "seed 004")
+    ss = np.random.SeedSequence(seed).generate_state(2)
+    res = _partition(instance, int(ss[0]), st, params)
+    q = instance.graph.contract(res.group, res.n_groups)
+    st.note(f"placing {res.n_groups} groups")
+    gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]),
+                                   params.starts)
+    st.done("bisection_placement")
+    stats: dict[str, Any] = {**res.stats}
+    stats["traffic_before_force"] = placement_traffic(q, gc, instance.cols)
+    if force:
+        st.note("force-directed refinement")
+        gc, fs = force_directed(q, gc, instance.rows, instance.cols, params.top_fraction,
+                                params.max_iter)
+        stats.update(fs)
+        st.done("force_directed")
+    stats["stage_s"] = st.times
+    return map_groups(instance, res.group, gc, res.cut, stats)
 
 
-@register(D, "seed004", "heuristic", "seed 004 end to end: multilevel partition, "
-          "recursive-bisection placement, force-directed swaps", source=SRC, randomized=True)
-def seed004(instance: Instance, options: SolveOptions, **params: Any) -> MethodOutput:
-    return seed004_mapping(instance, options.seed, progress=options.progress, **params)
+@method(D, "seed004", "heuristic", "seed 004 end to end: multilevel partition, "
+        "recursive-bisection placement, force-directed swaps", source=SRC, randomized=True,
+        params=Seed004Params)
+def seed004(instance: Instance, options: SolveOptions, params: Seed004Params
+            ) -> MethodOutput:
+    return seed004_mapping(instance, options.seed, params, options=options)
 
 
-@register(D, "seed004-rb", "heuristic", "seed 004 without step 7: recursive-bisection "
-          "placement only", source=SRC, randomized=True)
-def seed004_rb(instance: Instance, options: SolveOptions, **params: Any) -> MethodOutput:
-    return seed004_mapping(instance, options.seed, force=False, progress=options.progress,
-                           **params)
+@method(D, "seed004-rb", "heuristic", "seed 004 without step 7: recursive-bisection "
+        "placement only", source=SRC, randomized=True, params=PartitionParams)
+def seed004_rb(instance: Instance, options: SolveOptions, params: PartitionParams
+               ) -> MethodOutput:
+    full = Seed004Params(**{k: getattr(params, k) for k in _partition_kw(params)})
+    return seed004_mapping(instance, options.seed, full, force=False, options=options)
 
 
-@register(D, "seed004-plus", "heuristic", "improved seed 004: HEM coarsening to a small "
-          "graph, size-balanced bisection + FM, k-way refinement, traffic-exact swaps",
-          source="ours, on seed 004 (see docs/core_assignment.md)", randomized=True)
-def seed004_plus(instance: Instance, options: SolveOptions, **params: Any) -> MethodOutput:
-    st = _Stages(options.progress, "seed 004 plus")
-    try:
-        ss = np.random.SeedSequence(options.seed).generate_state(2)
-        pkeys = {"coarsen_to", "fm_passes", "refine_passes", "slack"}
-        res = plus_partition(instance.graph, instance.capacity, instance.n_cores, int(ss[0]),
-                             progress=st.note,
-                             **{k: v for k, v in params.items() if k in pkeys})
-        st.done("partition")
-        check_fits(res.n_groups, instance.rows, instance.cols)
-        q = instance.graph.contract(res.group, res.n_groups)
-        gc, pst = plus_placement(q, instance.rows, instance.cols, int(ss[1]),
-                                 **{k: v for k, v in params.items() if k not in pkeys})
-        st.done("placement")
-        return map_groups(instance, res.group, gc, res.cut,
-                          {**res.stats, **pst, "stage_s": st.times})
-    finally:
-        st.close()
+@dataclass(frozen=True)
+class PlusParams:
+    coarsen_to: int = param(improved.COARSEN_TO, "coarsen until the graph has at most this "
+                            "many vertices", ge=2)
+    fm_passes: int = param(improved.FM_PASSES, "Fiduccia–Mattheyses passes per bisection",
+                           ge=0)
+    refine_passes: int = param(improved.REFINE_PASSES, "refinement passes per level", ge=0)
+    slack: float = param(round(1 - improved.FILL, 6), "capacity share left free when sizing "
+                         "the parts", ge=0, lt=1)
+    max_iter: int = param(200, "traffic-exact swap iterations", ge=0)
+    top_fraction: float = param(1.0, "share of the groups visited per swap iteration",
+                                gt=0, le=1)
 
 
-@register(D, "seed004-kl", "peer", "seed 004 with networkx's Kernighan–Lin bisection in "
-          "steps 3 and 6 (small graphs: pure Python)", source="networkx "
-          "kernighan_lin_bisection; seed 004", randomized=True)
-def seed004_kl(instance: Instance, options: SolveOptions, max_iter: int = 10,
-               **params: Any) -> MethodOutput:
-    bis = kl_bisector(max_iter)
+@method(D, "seed004-plus", "heuristic", "improved seed 004: HEM coarsening to a small "
+        "graph, size-balanced bisection + FM, k-way refinement, traffic-exact swaps",
+        source="ours, on seed 004 (see docs/core_assignment.md)", randomized=True,
+        params=PlusParams)
+def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
+                 ) -> MethodOutput:
+    st = _Stages(options, "seed 004 plus")
+    ss = np.random.SeedSequence(options.seed).generate_state(2)
+    res = plus_partition(instance.graph, instance.capacity, instance.n_cores, int(ss[0]),
+                         coarsen_to=params.coarsen_to, fm_passes=params.fm_passes,
+                         refine_passes=params.refine_passes, slack=params.slack,
+                         progress=st.note)
+    st.done("partition")
+    check_fits(res.n_groups, instance.rows, instance.cols)
+    q = instance.graph.contract(res.group, res.n_groups)
+    gc, pst = plus_placement(q, instance.rows, instance.cols, int(ss[1]),
+                             max_iter=params.max_iter, top_fraction=params.top_fraction)
+    st.done("placement")
+    return map_groups(instance, res.group, gc, res.cut,
+                      {**res.stats, **pst, "stage_s": st.times})
+
+
+@dataclass(frozen=True)
+class KLParams(PartitionParams):
+    max_iter: int = param(10, "Kernighan–Lin passes per bisection (networkx)", ge=1)
+
+
+@method(D, "seed004-kl", "peer", "seed 004 with networkx's Kernighan–Lin bisection in "
+        "steps 3 and 6 (small graphs: pure Python)", source="networkx "
+        "kernighan_lin_bisection; seed 004", randomized=True, params=KLParams)
+def seed004_kl(instance: Instance, options: SolveOptions, params: KLParams) -> MethodOutput:
+    bis = kl_bisector(params.max_iter)
     ss = np.random.SeedSequence(options.seed).generate_state(2)
     res = seed004_partition(instance.graph, instance.capacity, int(ss[0]), bisector=bis,
-                            **params)
+                            **_partition_kw(params))
     check_fits(res.n_groups, instance.rows, instance.cols)
     q = instance.graph.contract(res.group, res.n_groups)
     gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]), bisector=bis)
@@ -206,41 +240,45 @@ def seed004_kl(instance: Instance, options: SolveOptions, max_iter: int = 10,
 
 def _placed_on_seed004(instance: Instance, seed: int,
                        place: Callable[[Any, np.ndarray | None], np.ndarray],
-                       params: dict[str, Any]) -> MethodOutput:
+                       params: PartitionParams) -> MethodOutput:
     ss = np.random.SeedSequence(seed).generate_state(2)
-    st = _Stages(False, "")
-    res = _partition(instance, int(ss[0]), st, **params)
+    st = _Stages(None, "")
+    res = _partition(instance, int(ss[0]), st, params)
     q = instance.graph.contract(res.group, res.n_groups)
     gc = place(q, int(ss[1]))
     st.done("placement")
     return map_groups(instance, res.group, gc, res.cut, {**res.stats, "stage_s": st.times})
 
 
-@register(D, "rowmajor", "baseline", "seed-004 partition, groups on cores in row-major order",
-          source="baseline", randomized=True)
-def rowmajor(instance: Instance, options: SolveOptions, **params: Any) -> MethodOutput:
+@method(D, "rowmajor", "baseline", "seed-004 partition, groups on cores in row-major order",
+        source="baseline", randomized=True, params=PartitionParams)
+def rowmajor(instance: Instance, options: SolveOptions, params: PartitionParams
+             ) -> MethodOutput:
     return _placed_on_seed004(instance, options.seed, lambda q, s: place_row_major(
         q.n, instance.rows, instance.cols), params)
 
 
-@register(D, "random", "baseline", "seed-004 partition, groups on random cores",
-          source="baseline", randomized=True)
-def random_placement(instance: Instance, options: SolveOptions, **params: Any) -> MethodOutput:
+@method(D, "random", "baseline", "seed-004 partition, groups on random cores",
+        source="baseline", randomized=True, params=PartitionParams)
+def random_placement(instance: Instance, options: SolveOptions, params: PartitionParams
+                     ) -> MethodOutput:
     return _placed_on_seed004(instance, options.seed, lambda q, s: place_random(
         q.n, instance.rows, instance.cols, s), params)
 
 
-@register(D, "faq", "peer", "seed-004 partition, groups placed by scipy quadratic_assignment "
-          "(FAQ)", source="scipy.optimize.quadratic_assignment, Vogelstein et al. 2015",
-          randomized=True)
-def faq(instance: Instance, options: SolveOptions, **params: Any) -> MethodOutput:
+@method(D, "faq", "peer", "seed-004 partition, groups placed by scipy quadratic_assignment "
+        "(FAQ)", source="scipy.optimize.quadratic_assignment, Vogelstein et al. 2015",
+        randomized=True, params=PartitionParams)
+def faq(instance: Instance, options: SolveOptions, params: PartitionParams) -> MethodOutput:
     return _placed_on_seed004(instance, options.seed, lambda q, s: place_scipy_qap(
         q, instance.rows, instance.cols, "faq", s), params)
 
 
-@register(D, "2opt", "peer", "seed-004 partition, groups placed by scipy quadratic_assignment "
-          "(2-opt)", source="scipy.optimize.quadratic_assignment", randomized=True)
-def two_opt(instance: Instance, options: SolveOptions, **params: Any) -> MethodOutput:
+@method(D, "2opt", "peer", "seed-004 partition, groups placed by scipy quadratic_assignment "
+        "(2-opt)", source="scipy.optimize.quadratic_assignment", randomized=True,
+        params=PartitionParams)
+def two_opt(instance: Instance, options: SolveOptions, params: PartitionParams
+            ) -> MethodOutput:
     return _placed_on_seed004(instance, options.seed, lambda q, s: place_scipy_qap(
         q, instance.rows, instance.cols, "2opt", s), params)
 
@@ -269,16 +307,39 @@ def _peer(instance: Instance, options: SolveOptions, part_fn: Callable[..., Any]
                       {**stats, "parts_requested": k})
 
 
-@register(D, "metis", "peer", "METIS k-way partition (pymetis) with the capacity as balance "
-          "bound, placed with seed 004's placement", source="METIS 5 via pymetis",
-          randomized=True)
-def metis(instance: Instance, options: SolveOptions, parts: int | None = None,
-          placement: str = "seed004", recursive: bool = False) -> MethodOutput:
-    return _peer(instance, options, metis_partition, parts, placement, recursive=recursive)
+PEER_PLACEMENTS = ("seed004", "rb", "rowmajor")
 
 
-@register(D, "kahip", "peer", "KaHIP kaffpa partition with the capacity as balance bound, "
-          "placed with seed 004's placement", source="KaHIP via kahip", randomized=True)
-def kahip(instance: Instance, options: SolveOptions, parts: int | None = None,
-          placement: str = "seed004", mode: str = "eco") -> MethodOutput:
-    return _peer(instance, options, kahip_partition, parts, placement, mode=mode)
+@dataclass(frozen=True)
+class MetisParams:
+    parts: int | None = param(None, "parts to ask for", ge=1,
+                              none="⌈1.05 · total size / capacity⌉, at most the cores")
+    placement: str = param("seed004", "how the parts are placed: seed 004's (recursive "
+                           "bisection + force-directed swaps), recursive bisection only, or "
+                           "row-major", choices=PEER_PLACEMENTS)
+    recursive: bool = param(False, "METIS recursive bisection instead of k-way")
+
+
+@dataclass(frozen=True)
+class KahipParams:
+    parts: int | None = param(None, "parts to ask for", ge=1,
+                              none="⌈1.05 · total size / capacity⌉, at most the cores")
+    placement: str = param("seed004", "how the parts are placed (as for metis)",
+                           choices=PEER_PLACEMENTS)
+    mode: str = param("eco", "kaffpa preconfiguration", choices=tuple(KAHIP_MODES))
+
+
+@method(D, "metis", "peer", "METIS k-way partition (pymetis) with the capacity as balance "
+        "bound, placed with seed 004's placement", source="METIS 5 via pymetis",
+        randomized=True, params=MetisParams)
+def metis(instance: Instance, options: SolveOptions, params: MetisParams) -> MethodOutput:
+    return _peer(instance, options, metis_partition, params.parts, params.placement,
+                 recursive=params.recursive)
+
+
+@method(D, "kahip", "peer", "KaHIP kaffpa partition with the capacity as balance bound, "
+        "placed with seed 004's placement", source="KaHIP via kahip", randomized=True,
+        params=KahipParams)
+def kahip(instance: Instance, options: SolveOptions, params: KahipParams) -> MethodOutput:
+    return _peer(instance, options, kahip_partition, params.parts, params.placement,
+                 mode=params.mode)

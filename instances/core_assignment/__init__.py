@@ -29,7 +29,6 @@ chip also gives the NoC energy per bit and hop.
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -55,13 +54,18 @@ from chipsched.instances.core_assignment.formats import (
     zip_to_metis,
 )
 from chipsched.neurongraph import NeuronGraph, from_workload, layered_random, stencil
-from chipsched.problems.core_assignment import Instance, Solution, evaluate
-from chipsched.solvers.registry import REGISTRY, DecisionSpec
+from chipsched.problems.core_assignment import (
+    Instance,
+    Solution,
+    evaluate,
+    fit_mesh,
+    make_instance,
+)
 from chipsched.workload import Workload
 
 __all__ = [
-    "JSON_SCHEMA", "NAMED", "SPEC", "SeedZipReader", "SeedZipWriter", "fit_mesh",
-    "make_instance", "metis_to_zip", "named_instance", "parse_json", "qaplib_solution",
+    "JSON_SCHEMA", "NAMED", "SeedZipReader", "SeedZipWriter", "fit_mesh",
+    "load_instance", "metis_to_zip", "named_instance", "parse_json", "qaplib_solution",
     "read_json", "read_metis", "read_qaplib", "read_qaplib_solution", "read_zip", "render",
     "write_json", "write_metis", "write_zip", "zip_to_metis",
 ]
@@ -74,43 +78,6 @@ NAMED: dict[str, tuple[str, int, bool]] = {
 }
 
 GENERATORS = {"layered": layered_random, "stencil": stencil}
-
-#: Headroom of the sized-to-fit arrays (see the module docstring).
-FIT_HEADROOM = 2.0
-
-
-def fit_mesh(total_size: int, capacity: int, headroom: float = FIT_HEADROOM
-             ) -> tuple[int, int]:
-    """Smallest near-square ``(rows, cols)`` with ``rows·cols ≥ ⌈headroom·total/capacity⌉``."""
-    k = max(1, math.ceil(headroom * total_size / capacity))
-    rows = max(1, math.isqrt(k))
-    cols = -(-k // rows)
-    return rows, cols
-
-
-def _capacity(hw: Hardware) -> int:
-    if not hw.core_capacity:
-        raise InputError(f"chip {hw.name!r}", "has no core_capacity (not a neuromorphic "
-                         "array)", "use a chip such as neuro-8x8 or neuro-RxC-kCAP")
-    return int(hw.core_capacity)
-
-
-def _noc(hw: Hardware) -> dict[str, float]:
-    if hw.noc is None:
-        return {}
-    return {"hop_energy_pj_per_bit": hw.noc.hop_energy_pj_per_bit,
-            "link_bandwidth_gb_s": hw.noc.link_bandwidth_gb_s}
-
-
-def _build(name: str, graph: NeuronGraph, rows: int, cols: int, capacity: int, hw: Hardware,
-           objective: str | None, weight_bytes: float = 1.0, **meta: Any) -> Instance:
-    if not meta.get("sized_to_fit"):
-        # on the chip's own array: the same graph on another chip is another instance
-        # (e.g. `lenet5` on neuro-8x8 vs the sized-to-fit `lenet5-neurons`)
-        name = f"{name}@{hw.name}"
-    return Instance(name=name, graph=graph, rows=rows, cols=cols, capacity=capacity,
-                    objective=objective or "traffic", weight_bytes=weight_bytes,
-                    meta={"chip": hw.name, **meta}, **_noc(hw))
 
 
 def _parse_params(name: str, text: str, allowed: dict[str, Any]) -> dict[str, Any]:
@@ -137,27 +104,22 @@ def named_instance(name: str, hw: Hardware, objective: str | None = None) -> Ins
     net, g, inp = NAMED[name]
     w = get_network(net)
     graph = from_workload(w, channels_per_vertex=g, include_input=inp, name=name)
-    cap = _capacity(hw)
-    rows, cols = fit_mesh(graph.total_size, cap)
-    return _build(name, graph, rows, cols, cap, hw, objective, w.precision_bytes,
-                  network=net, channels_per_vertex=g, sized_to_fit=True)
+    return make_instance(graph, hw, objective=objective, sized_to_fit=True,
+                         weight_bytes=float(w.precision_bytes), network=net,
+                         channels_per_vertex=g)
 
 
-def make_instance(spec: Any, hw: Hardware, objective: str | None = None,
+def load_instance(spec: Any, hw: Hardware, objective: str | None = None,
                   channels_per_vertex: int = 1, include_input: bool = True,
                   batch: int | None = None) -> Instance:
     """Resolve ``--instance`` (see the module docstring) into an :class:`Instance`."""
     if batch not in (None, 1):
         raise InputError("--batch", "does not apply to core_assignment",
                          "a neuron graph is per inference")
-    if isinstance(spec, Instance):
-        return spec.with_objective(objective) if objective else spec
-    if isinstance(spec, NeuronGraph):
-        return _build(spec.name, spec, hw.rows, hw.cols, _capacity(hw), hw, objective)
-    if isinstance(spec, Workload):
-        graph = from_workload(spec, channels_per_vertex, include_input)
-        return _build(graph.name, graph, hw.rows, hw.cols, _capacity(hw), hw, objective,
-                      spec.precision_bytes, network=spec.name)
+    if isinstance(spec, (Instance, NeuronGraph, Workload)):
+        return make_instance(spec, hw, objective=objective,
+                             channels_per_vertex=channels_per_vertex,
+                             include_input=include_input)
     s = str(spec)
     suffix = Path(s).suffix.lower()
     if suffix == ".json" and Path(s).is_file():
@@ -166,23 +128,20 @@ def make_instance(spec: Any, hw: Hardware, objective: str | None = None,
         data = read_data(s)
         if isinstance(data, dict) and "graph" in data:
             d = parse_json(data, s)
-            return Instance(name=d["name"], graph=d["graph"], rows=d["rows"], cols=d["cols"],
-                            capacity=d["capacity"],
+            return Instance(name=d["name"], graph=d["graph"], hardware=hw, rows=d["rows"],
+                            cols=d["cols"], capacity=d["capacity"],
                             objective=objective or d.get("objective", "traffic"),
                             weight_bytes=float(d.get("weight_bytes", 1.0)),
-                            meta={"source": s, "chip": hw.name}, **_noc(hw))
+                            meta={"source": s, "chip": hw.name})
     if suffix in (".graph", ".metis"):
-        g = read_metis(s)
-        return _build(g.name, g, hw.rows, hw.cols, _capacity(hw), hw, objective, source=s)
+        return make_instance(read_metis(s), hw, objective=objective, source=s)
     if suffix == ".zip":
-        g = read_zip(s)
-        return _build(g.name, g, hw.rows, hw.cols, _capacity(hw), hw, objective, source=s)
+        return make_instance(read_zip(s), hw, objective=objective, source=s)
     if suffix == ".dat":
         d = read_qaplib(s)
-        return Instance(name=d["name"], graph=d["graph"], rows=d["rows"], cols=d["cols"],
-                        capacity=1, objective=objective or "traffic",
-                        meta={"source": s, "qaplib_distance": d["distance"], "chip": hw.name},
-                        **_noc(hw))
+        return Instance(name=d["name"], graph=d["graph"], hardware=hw, rows=d["rows"],
+                        cols=d["cols"], capacity=1, objective=objective or "traffic",
+                        meta={"source": s, "qaplib_distance": d["distance"], "chip": hw.name})
     key = s.strip().lower()
     if key in NAMED:
         return named_instance(key, hw, objective)
@@ -196,10 +155,7 @@ def make_instance(spec: Any, hw: Hardware, objective: str | None = None,
         kwargs = _parse_params(gen, params, allowed)
         if gen == "stencil" and not {"nx", "ny"} <= set(kwargs):
             raise InputError("instance stencil", "needs nx and ny", "e.g. stencil:nx=64,ny=64")
-        graph = fn(**kwargs, name=s)
-        cap = _capacity(hw)
-        rows, cols = fit_mesh(graph.total_size, cap)
-        return _build(s, graph, rows, cols, cap, hw, objective, sized_to_fit=True)
+        return make_instance(fn(**kwargs, name=s), hw, objective=objective, sized_to_fit=True)
     from chipsched.instances.networks import get_network
 
     try:
@@ -207,9 +163,8 @@ def make_instance(spec: Any, hw: Hardware, objective: str | None = None,
     except UnknownNameError as exc:
         raise UnknownNameError("core_assignment instance", s,
                                [*NAMED, *GENERATORS, *exc.known]) from None
-    graph = from_workload(w, channels_per_vertex, include_input)
-    return _build(graph.name, graph, hw.rows, hw.cols, _capacity(hw), hw, objective,
-                  w.precision_bytes, network=w.name)
+    return make_instance(w, hw, objective=objective, channels_per_vertex=channels_per_vertex,
+                         include_input=include_input)
 
 
 def qaplib_solution(instance: Instance, sln_path: str | os.PathLike[str]) -> tuple[Solution,
@@ -260,15 +215,3 @@ def render(instance: Instance, result: Any) -> Any:
                 for c in range(instance.cols)))
         parts.append(Text("\n".join(lines)))
     return Group(*parts)
-
-
-SPEC = REGISTRY.add_decision(DecisionSpec(
-    name="core_assignment",
-    summary="neurons of a neuron graph onto a mesh of capacity-limited cores (seed 004)",
-    default_chip="neuro-8x8",
-    make_instance=make_instance,
-    evaluate=evaluate,
-    render=render,
-    instance_options=("objective", "batch", "channels_per_vertex", "include_input"),
-    instance_size=lambda inst: float(inst.n),
-))

@@ -1,6 +1,6 @@
 """Op-placement instances: from networks (seed 003's expansion), files, names, generators.
 
-``make_instance(spec, hardware, **options)`` resolves ``--instance``:
+``load_instance(spec, hardware, **options)`` resolves ``--instance``:
 
 ==================================  ==================================================
 spec                                instance
@@ -8,9 +8,9 @@ spec                                instance
 an :class:`Instance`                itself (``objective`` applied)
 a ``Workload``, a library network   the network on the chip's processors, expanded
 name, ``.yaml``/``.json`` network   with the compiler's scalar ops (seed 003,
-file or ``.onnx``                   :mod:`.seed003`); options ``batch``, ``library``
-                                    (a function-library CSV), ``scalar_ops``,
-                                    ``block_bytes``, ``static_shapes``
+file or ``.onnx``                   ``problems.op_placement.network``); options
+                                    ``batch``, ``library`` (a function-library CSV),
+                                    ``scalar_ops``, ``block_bytes``, ``static_shapes``
 ``*.json`` with ``ops``             the generic JSON form (:data:`.formats.SCHEMA`)
 ``*.stg``                           Standard Task Graph Set file; needs ``processors``
                                     (identical, no transfer cost); ``ccr`` adds
@@ -55,30 +55,20 @@ from chipsched.instances.op_placement.generators import (
     random_instance,
     topcuoglu2002,
 )
-from chipsched.instances.op_placement.seed003 import (
-    BLOCK_BYTES,
-    FunctionLibrary,
-    expand_scalar_ops,
-    from_workload,
-    library_rows,
-    tile_blocks,
-)
-from chipsched.problems.op_placement import Instance, evaluate
-from chipsched.solvers.registry import REGISTRY, DecisionSpec
+from chipsched.problems.op_placement import Instance, evaluate, make_instance
 from chipsched.workload import Workload
 
 __all__ = [
-    "BLOCK_BYTES", "SCHEMA", "SPEC", "FunctionLibrary", "expand_scalar_ops", "from_workload",
-    "heft_csv_paths", "instance_from_dict", "library_rows", "make_instance", "random_instance",
+    "SCHEMA", "heft_csv_paths", "instance_from_dict", "load_instance", "random_instance",
     "read_heft_csv", "read_json", "read_stg", "read_tgc", "render", "schema_json",
-    "tile_blocks", "topcuoglu2002", "write_heft_csv", "write_json", "write_tgc",
+    "topcuoglu2002", "write_heft_csv", "write_json", "write_tgc",
 ]
 
 #: Folder (relative to the working directory) where ``chipsched solve`` writes Gantt charts.
 GANTT_DIR = Path("out") / "op_placement"
 
 
-def make_instance(spec: Any, hardware: Hardware, *, objective: str | None = None,
+def load_instance(spec: Any, hardware: Hardware, *, objective: str | None = None,
                   processors: int | None = None, ccr: float | None = None,
                   batch: int | None = None, library: Any = None,
                   scalar_ops: bool | None = None, block_bytes: int | None = None,
@@ -106,7 +96,7 @@ def make_instance(spec: Any, hardware: Hardware, *, objective: str | None = None
         return spec.with_objective(objective)
     if isinstance(spec, Workload):
         no_processors("a network")
-        return _network(spec, hardware, objective, net_opts)
+        return make_instance(spec, hardware, objective=objective, **net_opts)
     s = str(spec).strip()
     low = s.lower()
     if low in NAMED:
@@ -154,19 +144,7 @@ def make_instance(spec: Any, hardware: Hardware, *, objective: str | None = None
             raise UnknownNameError("op_placement instance", s,
                                    [*network_names(), *NAMED, "random:n=…,p=…"]) from exc
         raise
-    return _network(w, hardware, objective, net_opts)
-
-
-def _network(w: Workload, hardware: Hardware, objective: str | None,
-             opts: dict[str, Any]) -> Instance:
-    lib = opts["library"]
-    if lib is not None and not isinstance(lib, FunctionLibrary):
-        lib = FunctionLibrary.from_csv(lib)
-    return from_workload(
-        w, hardware, batch=opts["batch"] or 1, library=lib, objective=objective,
-        scalar_ops=True if opts["scalar_ops"] is None else bool(opts["scalar_ops"]),
-        block_bytes=opts["block_bytes"] or BLOCK_BYTES,
-        static_shapes=bool(opts["static_shapes"]))
+    return make_instance(w, hardware, objective=objective, **net_opts)
 
 
 def _slug(s: str) -> str:
@@ -196,9 +174,9 @@ def render(instance: Instance, result: Any) -> Any:
              f"{m['control_roundtrips']} control-flow round trips"]
     if m["best_single_processor"] is not None:
         ref = m["best_single_objective"]
-        ref_s = _fmt(ref, unit) if instance.objective_name == "makespan" else f"{ref:.6g}"
+        ref_s = _fmt(ref, unit) if instance.objective.name == "makespan" else f"{ref:.6g}"
         lines.append(f"best single processor: {m['best_single_processor']} "
-                     f"({instance.objective_name} {ref_s}); gain "
+                     f"({instance.objective.name} {ref_s}); gain "
                      f"{m['gain_vs_best_single']:.4g}×")
     t = Table(title="processors", title_justify="left")
     for col, j in (("processor", "left"), ("cores", "right"), ("ops", "right"),
@@ -218,16 +196,3 @@ def render(instance: Instance, result: Any) -> Any:
     plot_gantt(instance, sol, path, title=f"{instance.name} — {result.method}: makespan "
                f"{_fmt(m['makespan'], unit)}")
     return Group(Text("\n".join(lines)), t, order, Text(f"Gantt chart: {path}"))
-
-
-SPEC = REGISTRY.add_decision(DecisionSpec(
-    name="op_placement",
-    summary="tensor and scalar ops onto CPU/GPU/NPU cores with a schedule (seed 003)",
-    default_chip="soc-npu-gpu-cpu",
-    make_instance=make_instance,
-    evaluate=evaluate,
-    render=render,
-    instance_options=("objective", "processors", "ccr", "batch", "library", "scalar_ops",
-                      "block_bytes", "static_shapes"),
-    instance_size=lambda inst: float(inst.n_ops),
-))

@@ -10,6 +10,12 @@ mesh geometry (:mod:`.geometry`) and the analyzer/evaluator (:mod:`.model`). See
     objective, metrics = evaluate(inst, sol)
 """
 
+from __future__ import annotations
+
+from chipsched.errors import InputError
+from chipsched.hardware import Hardware
+from chipsched.objective import Objective
+from chipsched.problem import Problem
 from chipsched.problems.tile_groups.model import (
     Analysis,
     Analyzer,
@@ -27,12 +33,14 @@ from chipsched.problems.tile_groups.model import (
     optimal_allocation,
     pipeline_finish,
 )
+from chipsched.problems.tile_groups.objectives import OBJECTIVES, energy_delay
 from chipsched.problems.tile_groups.tree import (
     CUT_KINDS,
     LEAF,
     SCUT,
     TCUT,
     Node,
+    assemble,
     check_structure,
     cut,
     get,
@@ -46,11 +54,57 @@ from chipsched.problems.tile_groups.tree import (
     short_text,
     to_text,
 )
+from chipsched.workload import Workload
 
 __all__ = [
-    "CUT_KINDS", "LEAF", "SCUT", "TCUT", "Analysis", "Analyzer", "Infeasible", "Instance", "Job",
+    "CUT_KINDS", "LEAF", "OBJECTIVES", "PROBLEM", "SCUT", "TCUT", "Analysis", "Analyzer",
+    "Infeasible", "Instance", "Job", "assemble", "default_objective", "energy_delay",
+    "make_instance",
     "Node", "SegmentCost", "Solution", "Totals", "analyze", "as_tree", "check_structure", "cut",
     "evaluate", "get", "iter_nodes", "leaf", "leaf_paths", "ls_tree", "metrics", "normalize",
     "optimal_allocation", "parse_tree", "path_str", "pipeline_finish", "replace_at",
     "short_text", "to_text",
 ]
+
+
+def default_objective(hardware: Hardware) -> str:
+    """'e2d' (SET's edge platform) for chips of at most 16 tiles, else 'ed2' (cloud)."""
+    return "e2d" if hardware.n_units <= 16 else "ed2"
+
+
+def make_instance(source: Workload | Instance, hardware: Hardware, *,
+                  objective: str | Objective | None = None, batch: int | None = None,
+                  stripe_width: int | None = None, given: Node | None = None) -> Instance:
+    """A tile_groups instance of ``source`` (a ``Workload``) on a tiled chip; defaults:
+    batch 1, the objective of :func:`default_objective`. A ready instance is returned
+    with ``objective`` applied (other options cannot change a built instance)."""
+    if isinstance(source, Instance):
+        if batch is not None or stripe_width is not None or given is not None:
+            raise InputError("instance", "is already built", "pass a network to set options")
+        if objective is None:
+            return source
+        from dataclasses import replace
+
+        return replace(source, objective=OBJECTIVES.parse(objective))
+    if not isinstance(source, Workload):
+        raise InputError("instance", f"a {type(source).__name__} is not a network",
+                         "give a Workload (chipsched.get_network)")
+    return Instance(source, hardware, batch=1 if batch is None else batch,
+                    objective=objective or default_objective(hardware),
+                    stripe_width=stripe_width, given=given)
+
+
+PROBLEM = Problem(
+    name="tile_groups",
+    summary="resource allocation trees (S/T cuts, sub-batches) for tiled accelerators (SET)",
+    default_chip="edge-4x4",
+    instance_types=(Instance,),
+    solution_types=(Solution,),
+    make_instance=make_instance,
+    evaluate=evaluate,
+    solution_from_dict=Solution.from_dict,
+    objectives=lambda instance: OBJECTIVES,
+    instance_options=("objective", "batch"),
+    instance_size=lambda inst: float(len(inst.workload)),
+    size_unit="layers",
+)

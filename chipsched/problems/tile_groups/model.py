@@ -34,21 +34,20 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from chipsched.cost import (
-    OBJECTIVES,
     CostModel,
     EnergyBreakdown,
     LayerTable,
-    Objective,
     divisors,
     dram_energy_j,
     dram_time_s,
     noc_energy_j,
     noc_time_s,
-    parse_objective,
 )
 from chipsched.errors import InputError
 from chipsched.hardware import Hardware
+from chipsched.objective import Objective
 from chipsched.problems.tile_groups import geometry as geo
+from chipsched.problems.tile_groups.objectives import OBJECTIVES
 from chipsched.problems.tile_groups.tree import (
     LEAF,
     SCUT,
@@ -229,7 +228,7 @@ class Instance:
     workload: Workload
     hardware: Hardware
     batch: int = 1
-    objective: Objective = OBJECTIVES["e2d"]
+    objective: Objective = OBJECTIVES.get("e2d")
     stripe_width: int | None = None
     given: Node | None = None
     name: str = ""
@@ -243,7 +242,7 @@ class Instance:
                 or self.batch < 1:
             raise InputError("batch", f"must be a positive integer, got {self.batch!r}")
         object.__setattr__(self, "batch", int(self.batch))
-        object.__setattr__(self, "objective", parse_objective(self.objective))
+        object.__setattr__(self, "objective", OBJECTIVES.parse(self.objective))
         w = self.stripe_width if self.stripe_width is not None else \
             geo.default_stripe_width(hw.cols)
         if not isinstance(w, (int, np.integer)) or not 1 <= w <= hw.cols:
@@ -253,10 +252,6 @@ class Instance:
             object.__setattr__(self, "name", f"{self.workload.name}@{hw.name}/b{self.batch}")
         if self.given is not None:
             check_structure(self.given, self.workload, self.batch)
-
-    @property
-    def objective_name(self) -> str:
-        return self.objective.name
 
     @property
     def n_tiles(self) -> int:
@@ -294,6 +289,16 @@ class Solution:
 
     def to_dict(self) -> dict[str, Any]:
         return {"tree": self.text}
+
+    @classmethod
+    def from_dict(cls, instance: Instance, data: Any) -> Solution:
+        """Inverse of :meth:`to_dict` (``{"tree": "T(1)[ … ]"}``), checked against the
+        instance's network and batch."""
+        if not isinstance(data, dict) or set(data) != {"tree"} or \
+                not isinstance(data["tree"], str):
+            raise InputError("solution", "a tile_groups solution is {tree: TEXT}",
+                             "e.g. {tree: 'T(1)[ conv1 conv2 ]'}")
+        return cls.parse(instance, data["tree"])
 
     def __str__(self) -> str:
         return self.text

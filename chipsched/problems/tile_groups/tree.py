@@ -103,6 +103,13 @@ def cut(kind: str, children: Sequence[Node], sb: int = 1,
     return Node(kind, -1, tuple(children), int(sb), None if alloc is None else tuple(alloc))
 
 
+def assemble(segments: Sequence[Node]) -> Node:
+    """The tree of a segmentation: a root T(1) cut over the segments (one leaf: itself)."""
+    if len(segments) == 1 and segments[0].kind == LEAF:
+        return segments[0]
+    return cut(TCUT, segments, 1)
+
+
 def normalize(node: Node) -> Node:
     """Canonical form of a one-child cut over a leaf: ``T(1)[x]`` → ``x``, ``S(k)[x]`` →
     ``T(k)[x]`` (an S cut with one child is a T cut). Other nodes are returned as is."""

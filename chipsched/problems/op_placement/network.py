@@ -1,4 +1,4 @@
-"""Seed 003's op analysis and its "function library", and instances built from networks.
+"""Seed 003's op analysis and its "function library": op-placement instances of networks.
 
 Source: ``../shared/SEEDS.md`` section 003 (the NN-compilation patent: tensor/scalar op
 split and cost/profit assignment), steps 1 and 2.
@@ -73,8 +73,9 @@ from chipsched.cost import (
 )
 from chipsched.errors import InputError
 from chipsched.hardware import Hardware
-from chipsched.problems.op_placement import Instance
 from chipsched.workload import Layer, OpKind, Workload
+
+from .instance import Instance
 
 #: Default size of an on-chip block for tiling (bytes) [ours].
 BLOCK_BYTES = 512 * 1024

@@ -1,0 +1,116 @@
+"""The registry: every decision and its methods, found by name.
+
+Adding a decision is one edit: its name in :data:`DECISIONS`. By convention the
+decision ``X`` then has
+
+* ``chipsched.problems.X.PROBLEM`` — the :class:`~chipsched.problem.Problem`;
+* ``chipsched.instances.X`` — ``load_instance(spec, hardware, **options)`` (library
+  names, files of the decision's formats → ``PROBLEM.make_instance``) and
+  ``render(instance, result)`` (a rich renderable for ``chipsched solve``);
+* ``chipsched.formulations.X`` and ``chipsched.heuristics.X`` — functions marked with
+  :func:`chipsched.method.method`.
+
+The registry is built on first use (:func:`registry`), so ``import chipsched`` loads no
+solver backend; it is an immutable value, not global state that imports mutate.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from chipsched.errors import UnknownNameError
+from chipsched.method import Method, methods_of
+from chipsched.problem import Problem
+
+#: The four decisions, the same names in every folder, the CLI and the docs.
+DECISIONS = ("region_split", "tile_groups", "op_placement", "core_assignment")
+
+#: The layers whose modules hold a decision's methods.
+METHOD_LAYERS = ("formulations", "heuristics")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A problem, its methods, and how the face loads and shows its instances."""
+
+    problem: Problem
+    methods: Mapping[str, Method]
+    load_instance: Callable[..., Any]
+    render: Callable[[Any, Any], Any] | None = None
+    #: steps the face chains onto methods of this decision (``chipsched.chains``)
+    chains: tuple[Any, ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        return self.problem.name
+
+    def method(self, name: str) -> Method:
+        if name not in self.methods:
+            raise UnknownNameError(f"{self.name} method", name, self.methods)
+        return self.methods[name]
+
+    def chains_of(self, m: Method) -> tuple[Any, ...]:
+        """The chain steps that apply to method ``m`` (their parameters are its too)."""
+        return tuple(c for c in self.chains if c.applies_to(m))
+
+
+class Registry:
+    """Decision name → :class:`Decision`."""
+
+    def __init__(self, decisions: Iterable[Decision]) -> None:
+        self._decisions: dict[str, Decision] = {}
+        for d in decisions:
+            if d.name in self._decisions:
+                raise ValueError(f"decision {d.name} registered twice")
+            for n, m in d.methods.items():
+                if m.decision != d.name or m.name != n:
+                    raise ValueError(f"method {m.decision}/{m.name} filed as {d.name}/{n}")
+            self._decisions[d.name] = d
+
+    def decision(self, name: str) -> Decision:
+        if name not in self._decisions:
+            raise UnknownNameError("decision", name, self._decisions)
+        return self._decisions[name]
+
+    def decisions(self) -> tuple[str, ...]:
+        return tuple(self._decisions)
+
+    def methods(self, decision: str) -> dict[str, Method]:
+        return dict(self.decision(decision).methods)
+
+    def get(self, decision: str, name: str) -> Method:
+        return self.decision(decision).method(name)
+
+
+def collect(methods: Iterable[Method]) -> dict[str, Method]:
+    """Name → method, refusing a name used twice."""
+    out: dict[str, Method] = {}
+    for m in methods:
+        if m.name in out and out[m.name] is not m:
+            raise ValueError(f"method {m.decision}/{m.name} declared twice")
+        out[m.name] = m
+    return out
+
+
+def load_decision(name: str) -> Decision:
+    """Assemble decision ``name`` from its modules (see the module docstring)."""
+    from chipsched.chains import chains_for
+
+    problem = importlib.import_module(f"chipsched.problems.{name}").PROBLEM
+    inst = importlib.import_module(f"chipsched.instances.{name}")
+    found: list[Method] = []
+    for layer in METHOD_LAYERS:
+        found += [m for m in methods_of(importlib.import_module(f"chipsched.{layer}.{name}"))
+                  if m.decision == name]
+    return Decision(problem, collect(found), inst.load_instance,
+                    getattr(inst, "render", None), chains_for(name))
+
+
+@functools.cache
+def registry() -> Registry:
+    """The registry of :data:`DECISIONS` (built once, on first use)."""
+    return Registry(load_decision(d) for d in DECISIONS)
