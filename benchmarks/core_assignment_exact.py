@@ -58,22 +58,22 @@ def main() -> None:
     import chipsched.heuristics.core_assignment  # noqa: F401
     import chipsched.instances.core_assignment  # noqa: F401
     from chipsched.api import solve
+    from chipsched.instances.chips import get_chip
     from chipsched.problems.core_assignment import Instance
     from chipsched.result import Status
-    from chipsched.solvers.registry import REGISTRY
 
     alive = dict.fromkeys(METHODS, True)
     lines = []
     for R, C in meshes:
         G = R * C
-        inst = Instance(f"{R}x{C}", group_graph(G, 100 + G), R, C, 1)
-        heur = solve("core_assignment", inst, "seed004-plus", registry_=REGISTRY)
+        inst = Instance(f"{R}x{C}", group_graph(G, 100 + G), get_chip("neuro-8x8"), R, C, 1)
+        heur = solve("core_assignment", inst, "seed004-plus")
         cells = []
         for m in METHODS:
             if not alive[m]:
                 cells.append("—")
                 continue
-            r = solve("core_assignment", inst, m, registry_=REGISTRY, time_limit=tl,
+            r = solve("core_assignment", inst, m, time_limit=tl,
                       threads=args.threads)
             if r.status is Status.OPTIMAL:
                 cells.append(f"{r.wall_s:.1f} s (opt {r.objective:,.0f})")

@@ -37,16 +37,15 @@ def main() -> None:
     import chipsched.formulations.core_assignment  # noqa: F401
     import chipsched.heuristics.core_assignment as H
     import chipsched.instances.core_assignment  # noqa: F401
-    from chipsched.api import solve
+    from chipsched.api import registry, solve
     from chipsched.instances.chips import get_chip
     from chipsched.instances.core_assignment import load_instance, qaplib_solution
     from chipsched.plots.core_assignment import plot_mesh_heatmap
     from chipsched.problems.core_assignment import evaluate
     from chipsched.result import Status
-    from chipsched.solvers.registry import REGISTRY
 
     def run(inst, m, **kw):
-        return solve("core_assignment", inst, m, registry_=REGISTRY, **kw)
+        return solve("core_assignment", inst, m, **kw)
 
     hw = get_chip("neuro-8x8")
     names = ["lenet5-neurons"] + ([] if args.quick else ["resnet-cifar-neurons",
@@ -116,7 +115,7 @@ def main() -> None:
         assert ev == opt, (name, ev, opt)
         cells = []
         for m in meths:
-            kw = {"time_limit": tl} if REGISTRY.get("core_assignment", m).kind == "exact" \
+            kw = {"time_limit": tl} if registry().get("core_assignment", m).kind == "exact" \
                 else {"seed": 0}
             r = run(inst, m, **kw)
             if r.objective is None:

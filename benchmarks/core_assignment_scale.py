@@ -55,6 +55,7 @@ def main() -> None:
         seed004_partition,
     )
     from chipsched.heuristics.core_assignment.placement import check_fits
+    from chipsched.instances.chips import get_chip
     from chipsched.instances.core_assignment import fit_mesh
     from chipsched.neurongraph import layered_random
     from chipsched.problems.core_assignment import Instance, evaluate
@@ -82,7 +83,7 @@ def main() -> None:
         note(f"generate {layers}×{width:,} neurons, fan-in {fanin}")
         g = layered_random(layers, width, fanin, seed=args.seed)
         rows, cols = fit_mesh(g.total_size, args.capacity)
-        inst = Instance(g.name, g, rows, cols, args.capacity)
+        inst = Instance(g.name, g, get_chip("neuro-8x8"), rows, cols, args.capacity)
         t = done(stages[0], t)
         note("partition")
         if args.method == "seed004":

@@ -39,10 +39,10 @@ def run_one(net: str, chip: str, batch: int, beta: float, seeds: int) -> dict[st
     from chipsched.api import registry, solve
     from chipsched.errors import ChipschedError
     from chipsched.instances.chips import get_chip
-    from chipsched.instances.tile_groups import make_instance
+    from chipsched.instances.tile_groups import load_instance
 
     registry()
-    inst = make_instance(net, get_chip(chip), objective=CHIPS[chip], batch=batch)
+    inst = load_instance(net, get_chip(chip), objective=CHIPS[chip], batch=batch)
     row: dict[str, Any] = {"network": net, "chip": chip, "batch": batch,
                            "objective_name": CHIPS[chip], "layers": len(inst.workload)}
     t0 = time.perf_counter()

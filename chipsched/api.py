@@ -52,7 +52,15 @@ class ConsistencyError(ChipschedError, AssertionError):
 
 
 class NotApplicable(InputError):
-    """The method does not apply to the instance (wrong platform, too large …)."""
+    """The method does not apply to the instance (wrong platform, too large …);
+    ``reason`` says why."""
+
+    def __init__(self, field: str, problem: str, fix: str | None = None, reason: str = ""):
+        super().__init__(field, problem, fix)
+        self.reason = reason or problem
+
+    def __reduce__(self) -> tuple:
+        return (NotApplicable, (self.field, self.problem, self.fix, self.reason))
 
 
 def split_options(kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -136,7 +144,7 @@ def _warm_solution(dec: Decision, instance: Any, warm: Any, opts: SolveOptions,
             raise InputError("warm start", f"{str(warm)!r} is neither a {dec.name} method "
                              "nor a result file", "give a method name (chipsched list "
                              f"{dec.name}) or a file written with --out")
-        from chipsched.instances.formats import read_data
+        from chipsched.files import read_data
 
         return dec.problem.read_solution(instance, read_data(p)), str(p)
     if isinstance(warm, Mapping):
@@ -171,7 +179,8 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
                               problem.describe_platform)
     if reason:
         raise NotApplicable(f"method {decision}/{method}",
-                            f"does not apply to {problem.instance_name(instance)}: {reason}")
+                            f"does not apply to {problem.instance_name(instance)}: {reason}",
+                            reason=reason)
     for c, cp in chained:
         opts = c.before(instance, opts, cp, m, solve=_chain_solver(reg, dec, (*_chain, method)),
                         methods=tuple(dec.methods))
@@ -282,6 +291,8 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
         if not any(k in a for a in accepted.values()):
             raise InputError(f"parameter {k!r}", f"is taken by none of the methods compared "
                              f"({', '.join(names)})")
+    for n in names:  # bad values are bad input: refused before anything runs
+        check_params(dec, dec.method(n), {a: v for a, v in values.items() if a in accepted[n]})
     seeds = list(seeds)
     runs = [(n, s) for n in names for s in (seeds if dec.method(n).randomized else seeds[:1])]
     warm = base.warm_start
@@ -319,7 +330,7 @@ def _guarded(dec: Decision, instance: Any, name: str, opts: SolveOptions,
         return solve(dec.name, instance, name, options=opts, registry_=reg, **params)
     except NotApplicable as exc:
         return Result(dec.name, name, Status.SKIPPED, seed=seed, instance=iname,
-                      message=exc.problem, space=m.space)
+                      message=exc.reason, space=m.space)
     except ChipschedError as exc:
         return Result(dec.name, name, Status.ERROR, wall_s=time.perf_counter() - t0,
                       seed=seed, instance=iname, message=str(exc), space=m.space)

@@ -102,7 +102,7 @@ def builtin_suites() -> list[str]:
 
 def load_suites(spec: str | os.PathLike[str] | Mapping[str, Any]) -> list[Suite]:
     """Suites from a file, a built-in name, or a mapping (the file form)."""
-    from chipsched.instances.formats import read_data
+    from chipsched.files import read_data
 
     if isinstance(spec, Mapping):
         data, source = spec, "suite"
@@ -251,7 +251,7 @@ def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
         row.update(status=res.status.value, objective=res.objective, bound=res.bound,
                    gap=res.gap, wall_s=res.wall_s, message=res.message)
     except NotApplicable as exc:
-        row.update(status="skipped", message=exc.problem, wall_s=None)
+        row.update(status="skipped", message=exc.reason, wall_s=None)
     except ChipschedError as exc:
         row.update(message=str(exc), wall_s=time.perf_counter() - t0)
     except Exception as exc:  # noqa: BLE001 - a bench records failures and goes on
@@ -330,7 +330,7 @@ def _plain(v: Any) -> Any:
 
 def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], bench_id: str
               ) -> Path:
-    from chipsched.instances.formats import atomic_write
+    from chipsched.files import atomic_write
 
     def write(fh: Any) -> None:
         w = csv.writer(fh)
@@ -392,7 +392,8 @@ def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path) -> list[Path]:
             ax.set_xscale("log")
             if what == "wall_s":
                 ax.set_yscale("log")
-            ax.set_xlabel("instance size")
+            units = sorted({r.get("size_unit") or "" for r in rs} - {""})
+            ax.set_xlabel("instance size" + (f" ({units[0]})" if len(units) == 1 else ""))
             ax.set_ylabel(ylabel)
             ax.set_title(f"{decision}: {ylabel} vs size")
             ax.grid(True, alpha=0.3)
@@ -404,7 +405,7 @@ def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path) -> list[Path]:
 
 def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: Path,
                title: str) -> Path:
-    from chipsched.instances.formats import atomic_write
+    from chipsched.files import atomic_write
 
     summ = summarize(rows)
     cols = ["decision", "instance", "chip", "instance_options", "method", "seed", "status",

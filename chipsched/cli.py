@@ -267,8 +267,8 @@ def export_cmd(
 ) -> None:
     """Write a chip or network in the file form (to edit and load back)."""
     from chipsched.errors import InputError, UnknownNameError
+    from chipsched.files import write_data
     from chipsched.instances.chips import get_chip
-    from chipsched.instances.formats import write_data
     from chipsched.instances.networks import get_network
 
     if out.suffix.lower() not in (".yaml", ".yml", ".json"):
@@ -374,7 +374,7 @@ def solve_cmd(
 ) -> None:
     """Solve one decision on one instance with one method."""
     from chipsched.api import make_instance, registry, solve
-    from chipsched.instances.formats import atomic_write
+    from chipsched.files import atomic_write
     from chipsched.result import to_jsonable
     from chipsched.solvers.options import SolveOptions
 
@@ -494,7 +494,7 @@ def compare_cmd(
 def _write_csv(path: Path, results: list[Any]) -> None:
     import csv as csv_mod
 
-    from chipsched.instances.formats import atomic_write
+    from chipsched.files import atomic_write
 
     cols = ["decision", "instance", "method", "seed", "status", "objective", "bound", "gap",
             "objective_name", "objective_unit", "wall_s", "message"]

@@ -16,8 +16,8 @@ Sections
 * DRAM — :func:`dram_time_s`, :func:`dram_energy_j`, ``Hardware.dram_hops``;
 * heterogeneous processors — :func:`op_class`, :func:`processor_time_s`,
   :func:`processor_energy_j`, :func:`transfer_time_s`;
-* aggregates — :func:`pipeline_period`, :class:`EnergyBreakdown` (each decision's
-  objectives, with their units, are in ``chipsched.problems.<decision>``).
+* energy — :class:`EnergyBreakdown` (each decision's objectives, with their units, are
+  in ``chipsched.problems.<decision>``).
 """
 
 from __future__ import annotations
@@ -568,8 +568,3 @@ class EnergyBreakdown:
     def to_dict(self) -> dict[str, float]:
         return {"dram_j": self.dram, "noc_j": self.noc, "mac_j": self.mac,
                 "buffer_j": self.buffer, "total_j": self.total}
-
-
-def pipeline_period(stage_times: Iterable[float]) -> float:
-    """Period of a pipeline: its slowest stage (stage time includes its transfer)."""
-    return float(max(stage_times))

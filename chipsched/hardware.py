@@ -168,9 +168,6 @@ class Hardware:
         """(row, col) of node id ``node`` (row-major)."""
         return divmod(int(node), self.cols)
 
-    def node_id(self, row: int, col: int) -> int:
-        return int(row) * self.cols + int(col)
-
     @cached_property
     def dram_hops(self) -> np.ndarray:
         """``rows × cols`` array: links from each node to its nearest DRAM port, +1 for the

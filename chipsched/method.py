@@ -135,7 +135,9 @@ class ParamSpec:
 
     def _fix(self) -> str:
         r = self.range_text
-        what = f"a {self.type.__name__}" + (f" {r}" if r and self.choices is None else "")
+        t = self.type.__name__
+        what = f"{'an' if t[0] in 'aeiou' else 'a'} {t}" + (f" {r}" if r and self.choices
+                                                             is None else "")
         if self.choices is not None:
             what = r
         if self.optional:
@@ -306,6 +308,16 @@ class Method:
 
     def default_params(self) -> Any:
         return None if self.params is None else self.params()
+
+
+def count_text(n: int) -> str:
+    """A candidate count for an applicability message: ``1,234,567`` or ``~1.9e+180``
+    (exact integers beyond a float's range stay printable)."""
+    n = int(n)
+    if n < 10 ** 12:
+        return f"{n:,}"
+    digits = len(str(n))
+    return f"~{int(str(n)[:2]) / 10:.1f}e+{digits - 1}"
 
 
 def method(decision: str, name: str, kind: str, summary: str, *, source: str = "",

@@ -3,7 +3,7 @@
 One place for how a result reads: the objective and bound with the decision's unit in
 the column header, the gap, the distance to the best proven bound and to the best
 solution found, restricted-space bounds marked †, and every run that produced nothing
-(skipped, failed, out of time) with its reason in the last column.
+(skipped, failed, out of time) with its reason under the table.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from chipsched.result import Result
 def _rel(x: float | None, ref: float | None) -> str:
     if x is None or ref is None or ref == 0:
         return ""
-    return f"{100 * (x - ref) / abs(ref):+.2f} %"
+    pct = 100 * (x - ref) / abs(ref)
+    return f"{0.0 if abs(pct) < 5e-3 else pct:+.2f} %"  # no "-0.00 %" from solver tolerances
 
 
 def result_table(results: Sequence[Result], title: str = "") -> Table:
@@ -31,21 +32,21 @@ def result_table(results: Sequence[Result], title: str = "") -> Table:
     unit = f" ({units[0]})" if len(units) == 1 else ""
     notes = [f"{'†' * (i + 1)} bound of the restricted space: {s}"
              for i, s in enumerate(spaces)]
+    # a run without a solution says why (not applicable, too large, infeasible …)
+    notes += [f"{r.method} — {r.status.value}: {r.message}" for r in results
+              if r.objective is None and r.message]
     t = Table(title=escape(title), title_justify="left",
               caption=escape("\n".join(notes)) or None, caption_justify="left")
     for col, j in (("method", "left"), ("status", "left"), (f"objective{unit}", "right"),
                    (f"bound{unit}", "right"), ("gap", "right"), ("vs best bound", "right"),
-                   ("vs best found", "right"), ("seed", "right"), ("time", "right"),
-                   ("note", "left")):
-        t.add_column(col, justify=j, overflow="fold")
+                   ("vs best found", "right"), ("seed", "right"), ("time", "right")):
+        t.add_column(col, justify=j)
     for r in results:
         mark = "†" * (spaces.index(r.space) + 1) if r.space in spaces else ""
-        # a run without a solution says why (not applicable, too large, infeasible …)
-        note = r.message if (r.objective is None or r.status.value == "skipped") else ""
         t.add_row(escape(r.method), r.status.value,
                   "" if r.objective is None else f"{r.objective:.6g}",
                   "" if r.bound is None else f"{r.bound:.6g}{mark}",
                   "" if r.gap is None else f"{100 * r.gap:.2f} %", _rel(r.objective, bb),
                   _rel(r.objective, bf), "" if r.seed is None else str(r.seed),
-                  "" if r.status.value == "skipped" else f"{r.wall_s:.3g} s", escape(note))
+                  "" if r.status.value == "skipped" else f"{r.wall_s:.3g} s")
     return t

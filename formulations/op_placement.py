@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from chipsched.errors import InputError
-from chipsched.method import MethodOutput, method, param
+from chipsched.method import MethodOutput, count_text, method, param
 from chipsched.problems.op_placement import (
     Instance,
     Solution,
@@ -657,7 +657,7 @@ def candidate_count(instance: Instance) -> int:
 def _brute_applies(instance: Instance, params: BruteParams) -> str | None:
     size = candidate_count(instance)
     if size > params.max_candidates:
-        return (f"too large for brute force ({size:.3g} candidates > max_candidates "
+        return (f"too large for brute force ({count_text(size)} candidates > max_candidates "
                 f"{params.max_candidates:,})")
     return None
 

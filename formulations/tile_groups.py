@@ -42,7 +42,7 @@ from typing import Any
 
 from chipsched.cost import divisors
 from chipsched.errors import InputError
-from chipsched.method import MethodOutput, method, param
+from chipsched.method import MethodOutput, count_text, method, param
 from chipsched.problems.tile_groups import (
     LEAF,
     SCUT,
@@ -658,7 +658,7 @@ class BruteParams:
 def _seg_applies(instance: Instance, params: BruteParams) -> str | None:
     n = count_segmented(instance)
     if n > params.max_candidates:
-        return f"too large for brute force ({n:,} trees > max_candidates " \
+        return f"too large for brute force ({count_text(n)} trees > max_candidates " \
                f"{params.max_candidates:,})"
     return None
 
@@ -669,7 +669,7 @@ def _full_applies(instance: Instance, params: BruteParams) -> str | None:
         return f"too large for brute force ({L} layers > {MAX_BRUTE_LAYERS})"
     n = count_full_space(instance)
     if n > params.max_candidates:
-        return f"too large for brute force ({n:,} trees > max_candidates " \
+        return f"too large for brute force ({count_text(n)} trees > max_candidates " \
                f"{params.max_candidates:,})"
     return None
 

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from chipsched.errors import InputError, UnknownNameError
+from chipsched.files import read_data
 from chipsched.hardware import Hardware
-from chipsched.instances.formats import read_data
 
 #: SET hw-tile (seed 002): NVDLA-style 16 PEs × 8 lanes × 8-wide vector = 1024 int8 MACs.
 SET_TILE: dict[str, Any] = {

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from chipsched.errors import InputError
+from chipsched.files import read_data
 from chipsched.hardware import Hardware
-from chipsched.instances.formats import read_data
 from chipsched.instances.networks import get_network
 from chipsched.problems.region_split import (
     CHIPLET_OPTIONS,

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from chipsched.errors import InputError
+from chipsched.files import atomic_write, read_data
 from chipsched.hardware import Hardware
-from chipsched.instances.formats import atomic_write, read_data
 from chipsched.instances.networks import get_network
 from chipsched.problems.tile_groups import (
     Instance,

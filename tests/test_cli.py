@@ -144,3 +144,78 @@ def test_compare_routes_parameters_to_the_methods_that_take_them():
     assert by["sa"]["metrics"]["solver"]["iterations"] == 14
     _one_line_error(run("compare", "tile_groups", "-i", "tiny", "-c", "edge-4x4",
                         "--methods", "ls,lp", "-p", "beta=2"), "parameter 'beta'")
+
+
+@pytest.mark.parametrize("args", [
+    ["region_split", "-i", "tiny"],
+    ["tile_groups", "-i", "tiny-chain", "--batch", "2"],
+    ["op_placement", "-i", "tiny"],
+    ["core_assignment", "-i", "layered:layers=3,width=3,fanin=2,seed=0", "-c", "neuro-2x3-k2"],
+])
+def test_compare_without_methods_runs_everything_and_never_aborts(args):
+    res = run("compare", *args, "--json")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    statuses = {r["method"]: r["status"] for r in d["results"]}
+    assert "skipped" in statuses.values() and "error" not in statuses.values(), statuses
+    assert d["objective"]["unit"] and d["objective"]["name"]
+    assert all(r["message"] for r in d["results"] if r["status"] == "skipped")
+    if args[0] == "region_split":  # the table form, once
+        table = run("compare", *args)
+        assert table.exit_code == 0 and "skipped: needs a processor chain" in table.stdout
+        assert "objective period (s); exact methods 10 s each" in table.stdout
+
+
+def test_compare_exits_1_when_no_method_finds_a_solution():
+    res = run("compare", "tile_groups", "-i", "tiny", "--methods", "given,bruteforce")
+    assert res.exit_code == 1 and "no method produced a solution" in res.stderr
+    assert "the instance has no given tree" in res.stdout
+
+
+@pytest.mark.parametrize("param,fragment", [
+    ("beta=abc", "parameter beta of tile_groups/sa: must be a number, got 'abc'"),
+    ("t0=nan", "parameter t0 of tile_groups/sa: must be a finite number"),
+    ("beta=-5", "parameter beta of tile_groups/sa: -5 is out of range; give a float > 0"),
+    ("beta=0", "out of range"),
+    ("space=everything", "'everything' is not allowed; give one of full, ls, lp"),
+    ("iterations=2.5", "must be an integer"),
+])
+def test_bad_parameter_values_are_one_line(param, fragment):
+    _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-m", "sa", "-p", param),
+                    fragment)
+    _one_line_error(run("compare", "tile_groups", "-i", "tiny", "--methods", "ls,sa",
+                        "-p", param), fragment)
+
+
+def test_a_method_that_does_not_apply_is_refused_by_solve():
+    _one_line_error(run("solve", "region_split", "-i", "tiny", "-m", "seed001-history"),
+                    "does not apply to tiny@chiplet-4x4", "needs a processor chain")
+
+
+def test_a_result_file_is_a_warm_start(tmp_path):
+    out = tmp_path / "ls.json"
+    res = run("solve", "tile_groups", "-i", "tiny", "-m", "ls", "--out", str(out), "--json")
+    assert res.exit_code == 0, res.output
+    ls = json.loads(out.read_text())["objective"]
+    res = run("solve", "tile_groups", "-i", "tiny", "-m", "sa", "-p", "beta=1",
+              "--warm-start", str(out), "--json")
+    d = json.loads(res.stdout)
+    assert d["metrics"]["solver"]["warm_start_from"] == str(out)
+    assert d["objective"] <= ls  # the SA never returns a tree worse than its start
+    _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-m", "ls",
+                        "--warm-start", str(out)), "tile_groups/ls takes no warm start")
+    _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-m", "sa",
+                        "--warm-start", "nope.json"), "neither a tile_groups method nor a "
+                    "result file")
+
+
+def test_list_decision_shows_declared_parameters():
+    res = run("list", "core_assignment")
+    assert res.exit_code == 0
+    for text in ("merge_fraction", "tries", "groups", "(≥ 1)", "(takes --warm-start)"):
+        assert text in res.stdout, text
+    d = json.loads(run("list", "region_split", "--json").stdout)
+    by = {m["name"]: m for m in d["methods"]}
+    assert by["seed000"]["platforms"] == ["chiplet"]
+    assert {p["name"] for p in by["dp"]["params"]} == {"placement", "placement_time_limit"}
+    assert set(d["platforms"]) == {"chiplet", "soc"}

@@ -22,7 +22,6 @@ from chipsched.cost import (
     noc_energy_j,
     noc_time_s,
     output_partitions,
-    pipeline_period,
     processor_energy_j,
     processor_time_s,
     systolic_cycles,
@@ -254,7 +253,6 @@ def test_processor_that_cannot_run_a_class():
 
 # -- aggregates (each decision's objectives: tests/test_objectives.py) ----------------------
 
-def test_aggregates():
-    assert pipeline_period([3.0, 7.0, 5.0]) == 7.0
+def test_energy_breakdown():
     e = EnergyBreakdown(dram=1, noc=2, mac=3, buffer=4) + EnergyBreakdown(dram=1)
     assert e.total == 11 and e.to_dict()["dram_j"] == 2

@@ -197,7 +197,7 @@ def test_capped_exact_runs_report_no_bound():
 def _tree_instance(tmp_path) -> Instance:
     inst = Instance(F_net4(), get_chip("tiled-2x2"), batch=2)
     path = tmp_path / "net.tree"
-    from chipsched.instances.formats import write_data
+    from chipsched.files import write_data
 
     write_data(tmp_path / "net4.yaml", F_net4().to_dict())
     write_tree_file(path, inst, Solution.of(inst, ls_tree(4, 2)))

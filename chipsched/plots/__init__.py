@@ -25,7 +25,7 @@ def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
     """Save as PNG or SVG (by suffix) through a temporary file, then close the figure."""
     import matplotlib.pyplot as plt
 
-    from chipsched.instances.formats import atomic_write
+    from chipsched.files import atomic_write
 
     p = Path(path)
     fmt = p.suffix.lower().lstrip(".")

@@ -147,11 +147,6 @@ class Instance:
         return float(noc_energy_j(float(traffic) * self.weight_bytes,
                                   self.hop_energy_pj_per_bit))
 
-    @property
-    def objective_scale(self) -> float:
-        """Objective per unit of integer model objective (cut or traffic)."""
-        return self.objective_from_traffic(1.0, 1.0)
-
     def summary(self) -> dict[str, Any]:
         return {"name": self.name, "vertices": self.n, "edges": self.graph.m,
                 "total_size": self.graph.total_size, "total_weight": self.graph.total_weight,

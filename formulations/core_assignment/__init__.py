@@ -62,8 +62,8 @@ def _too_large(n_items: int, n_slots: int, n_edges: int, what: str) -> MethodOut
         return MethodOutput(Status.ERROR, message=f"too large for the exact {what} model "
                             f"({n_items:,} items × {n_slots:,} slots, {n_edges:,} edges; "
                             f"limits {MAX_ASSIGNMENT_VARS[what]:,} assignment variables and "
-                            f"{MAX_MODEL_EDGES:,} edges); use a heuristic, or place its "
-                            "groups exactly: a -place method with its result as warm_start")
+                            f"{MAX_MODEL_EDGES:,} edges); place fewer groups: another "
+                            "method's (-p groups=seed004, or --warm-start FILE)")
     return None
 
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from chipsched.method import MethodOutput, method, param
+from chipsched.method import MethodOutput, count_text, method, param
 from chipsched.problems.region_split import (
     ChipletInstance,
     chiplet_solution,
@@ -107,7 +107,7 @@ class BruteForceParams:
 def _brute_applies(instance: Any, params: BruteForceParams) -> str | None:
     size = chiplet_candidates(instance) if _chiplet(instance) else soc_candidates(instance)
     if size > params.max_candidates:
-        return (f"too large for brute force ({size:,} candidates > max_candidates "
+        return (f"too large for brute force ({count_text(size)} candidates > max_candidates "
                 f"{params.max_candidates:,})")
     return None
 

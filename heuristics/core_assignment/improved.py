@@ -40,7 +40,8 @@ from .multilevel import (
     _heap_push,
     coarsen_level,
     pack_groups,
-    refine,
+    split_depth_first,
+    uncoarsen,
 )
 from .placement import force_directed, place_recursive_bisection
 
@@ -213,19 +214,11 @@ def size_bisection(graph: NeuronGraph, capacity: int, seed: int = 0, starts: int
     :func:`multilevel_bisection`. Returns (part of every vertex in depth-first order,
     cut weight)."""
     rng = np.random.default_rng(seed)
-    perm = np.arange(graph.n, dtype=np.int64)
-    stack = [(0, graph.n)]
-    part = np.empty(graph.n, np.int64)
-    nparts = 0
-    cut_total = 0
-    while stack:
-        lo, hi = stack.pop()
-        seg = perm[lo:hi].copy()
+
+    def split(seg: np.ndarray) -> tuple[np.ndarray, int] | None:
         S = int(graph.sizes[seg].sum())
         if S <= capacity or seg.shape[0] == 1:
-            part[seg] = nparts
-            nparts += 1
-            continue
+            return None
         k = max(2, math.ceil(S / (fill * capacity)))
         k1 = k // 2
         target = S * k1 // k
@@ -238,13 +231,9 @@ def size_bisection(graph: NeuronGraph, capacity: int, seed: int = 0, starts: int
             mask = np.zeros(seg.shape[0], bool)
             mask[0] = True
             cut = sub.cut_weight((~mask).astype(np.int64))
-        cut_total += cut
-        k_ = lo + int(mask.sum())
-        perm[lo:k_] = seg[mask]
-        perm[k_:hi] = seg[~mask]
-        stack.append((k_, hi))
-        stack.append((lo, k_))
-    return part, cut_total
+        return mask, cut
+
+    return split_depth_first(graph.n, split)
 
 
 def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
@@ -275,16 +264,9 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
     nparts = int(part.max()) + 1
     if callable(progress):
         progress(f"initial partition: {nparts} parts")
-    rng2 = np.random.default_rng(int(ss[2]))
-    delta = 0
-    moves = []
-    for lvl in range(len(hier.graphs) - 1, -1, -1):
-        d, mv = refine(hier.graphs[lvl], part, nparts, capacity, rng2, refine_passes)
-        delta += d
-        moves.append(mv)
-        if lvl > 0:
-            part = hier.project(part, lvl)
-    group, ng = pack_groups(part)
+    fine, delta, moves = uncoarsen(hier, part, nparts, capacity, int(ss[2]), refine_passes,
+                                   refine_finest=True)
+    group, ng = pack_groups(fine)
     return PartitionResult(group, ng, int(cut + delta), {
         "levels": len(hier.cmaps), "coarsest_vertices": hier.coarsest.n,
         "initial_parts": nparts, "initial_cut": int(cut), "refine_moves": moves})

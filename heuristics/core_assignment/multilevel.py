@@ -12,6 +12,7 @@ vertices, 4 random starts per bisection (4–8), bisect until every part fits a 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numba as nb
@@ -302,14 +303,6 @@ def _refine_pass(indptr, indices, weights, sizes, part, load, capacity, nparts,
     return delta, moves
 
 
-@nb.njit(cache=True)
-def _segment_size(sizes, perm, lo, hi):  # pragma: no cover - numba
-    s = 0
-    for i in range(lo, hi):
-        s += sizes[perm[i]]
-    return s
-
-
 # ---------------------------------------------------------------------------------------
 # step 2: coarsening
 
@@ -461,28 +454,33 @@ def greedy_bisection(graph: NeuronGraph, vertices: np.ndarray, rng: np.random.Ge
     return best_sel, best_cut
 
 
-def recursive_bisection(graph: NeuronGraph, capacity: int, seed: int = 0, starts: int = STARTS,
-                        bisector: object = None) -> tuple[np.ndarray, int]:
-    """Seed 004 step 3–4 (§ 76, "recurse on any half whose total size exceeds a core's
-    capacity"): parts numbered in depth-first order (siblings get consecutive ids).
-    ``bisector(graph, vertices, rng) -> (mask, cut)`` replaces the greedy bisection
-    (e.g. Kernighan–Lin). Returns (part of every vertex, cut weight)."""
-    rng = np.random.default_rng(seed)
-    bis = bisector or (lambda g, vs, r, loc: greedy_bisection(g, vs, r, starts, loc=loc))
-    perm = np.arange(graph.n, dtype=np.int64)
-    loc = np.full(graph.n, -1, np.int64)
-    stack = [(0, graph.n)]
-    part = np.empty(graph.n, np.int64)
+def split_depth_first(n: int, split: Callable[[np.ndarray], tuple[np.ndarray, int] | None]
+                      ) -> tuple[np.ndarray, int]:
+    """Recursive bisection of the vertices ``0..n-1``, the driver shared by
+    :func:`recursive_bisection` (seed 004 § 76) and the improved variant's
+    :func:`.improved.size_bisection`.
+
+    ``split(vertices)`` returns ``None`` when ``vertices`` is a part, else ``(mask, cut)``:
+    the selected side (recursed on first) and the weight of the edges the split cuts. The
+    sets live as segments of one permutation (memory O(n) at any depth), and a stack
+    visits them depth first, so parts are numbered in depth-first order (siblings get
+    consecutive ids) and ``split`` is called in that order — which fixes how a shared
+    random generator is consumed. Returns (part of every vertex, total cut weight)."""
+    perm = np.arange(n, dtype=np.int64)
+    stack = [(0, n)]
+    part = np.empty(n, np.int64)
     nparts = 0
     total_cut = 0
     while stack:
         lo, hi = stack.pop()
-        if _segment_size(graph.sizes, perm, lo, hi) <= capacity:
-            part[perm[lo:hi]] = nparts
+        # a copy: perm[lo:hi] is rewritten below while seg[~mask] is still needed
+        seg = perm[lo:hi].copy()
+        got = split(seg)
+        if got is None:
+            part[seg] = nparts
             nparts += 1
             continue
-        seg = perm[lo:hi].copy()
-        mask, cut = bis(graph, seg, rng, loc)
+        mask, cut = got
         total_cut += cut
         k = lo + int(mask.sum())
         perm[lo:k] = seg[mask]
@@ -490,6 +488,24 @@ def recursive_bisection(graph: NeuronGraph, capacity: int, seed: int = 0, starts
         stack.append((k, hi))
         stack.append((lo, k))
     return part, total_cut
+
+
+def recursive_bisection(graph: NeuronGraph, capacity: int, seed: int = 0, starts: int = STARTS,
+                        bisector: object = None) -> tuple[np.ndarray, int]:
+    """Seed 004 step 3–4 (§ 76, "recurse on any half whose total size exceeds a core's
+    capacity"): parts numbered in depth-first order (siblings get consecutive ids).
+    ``bisector(graph, vertices, rng, loc) -> (mask, cut)`` replaces the greedy bisection
+    (e.g. Kernighan–Lin). Returns (part of every vertex, cut weight)."""
+    rng = np.random.default_rng(seed)
+    bis = bisector or (lambda g, vs, r, loc: greedy_bisection(g, vs, r, starts, loc=loc))
+    loc = np.full(graph.n, -1, np.int64)
+
+    def split(seg: np.ndarray) -> tuple[np.ndarray, int] | None:
+        if int(graph.sizes[seg].sum()) <= capacity:
+            return None
+        return bis(graph, seg, rng, loc)
+
+    return split_depth_first(graph.n, split)
 
 
 # ---------------------------------------------------------------------------------------

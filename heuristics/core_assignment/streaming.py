@@ -24,8 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numba as nb
 import numpy as np
+
+from chipsched.neurongraph import merge_rows
 
 from .multilevel import (
     _EPS,
@@ -36,39 +37,6 @@ from .multilevel import (
     _heaviest_rows,
     match_heavy_edges,
 )
-
-
-@nb.njit(cache=True)
-def _merge_rows(ptr, idx, w, member_of, cmap, c0, nc_batch):  # pragma: no cover - numba
-    """Rows of coarse vertices c0..c0+nc_batch-1 from their members' rows (``member_of``
-    gives each fetched row's coarse vertex; rows come in member order): neighbours
-    mapped by ``cmap``, inner edges dropped, parallel edges summed in order of first
-    occurrence — the same order as ``NeuronGraph.contract``."""
-    total = ptr[ptr.shape[0] - 1]
-    out_i = np.empty(total, np.int64)
-    out_w = np.zeros(total, np.int64)
-    optr = np.zeros(nc_batch + 1, np.int64)
-    pos = np.full(cmap.shape[0], -1, np.int64)  # indexed by coarse id (≤ n)
-    k = 0
-    r = 0
-    nrows = ptr.shape[0] - 1
-    for c in range(nc_batch):
-        start = k
-        while r < nrows and member_of[r] == c0 + c:
-            for j in range(ptr[r], ptr[r + 1]):
-                d = cmap[idx[j]]
-                if d == c0 + c:
-                    continue
-                if pos[d] >= start:
-                    out_w[pos[d]] += w[j]
-                else:
-                    pos[d] = k
-                    out_i[k] = d
-                    out_w[k] = w[j]
-                    k += 1
-            r += 1
-        optr[c + 1] = k
-    return optr, out_i[:k], out_w[:k]
 
 
 def heaviest_on_disk(reader: Any, seed: int, batch: int = 65536
@@ -112,7 +80,11 @@ def coarsen_stream_level(reader: Any, make_writer: Callable[[np.ndarray], Any], 
             c1 = min(nc, c0 + batch)
             mem = members[mstart[c0]:mstart[c1]]
             ptr, idx, w = reader.read_rows(mem)
-            optr, oi, ow = _merge_rows(ptr, idx, w, cmap[mem], cmap, c0, c1 - c0)
+            # the rows come in member order, so row i of the batch is mem[i]; the kernel is
+            # NeuronGraph.contract's, hence the same edge order as the in-memory coarsening
+            optr, oi, ow = merge_rows(ptr, idx, w, np.arange(mem.shape[0]),
+                                      mstart[c0:c1 + 1] - mstart[c0], cmap, nc, c0,
+                                      np.empty(0, np.int64))
             out.add_rows(optr, oi, ow)
     return cmap, int(nc), int(best_red)
 

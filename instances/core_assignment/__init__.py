@@ -123,7 +123,7 @@ def load_instance(spec: Any, hw: Hardware, objective: str | None = None,
     s = str(spec)
     suffix = Path(s).suffix.lower()
     if suffix == ".json" and Path(s).is_file():
-        from chipsched.instances.formats import read_data
+        from chipsched.files import read_data
 
         data = read_data(s)
         if isinstance(data, dict) and "graph" in data:

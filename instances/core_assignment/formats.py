@@ -3,7 +3,7 @@ grid instances, and the seed-004 varint + deflate zip with streaming reader and 
 
 Every reader raises a one-line :class:`~chipsched.errors.InputError` naming the file (and
 line or member) on malformed input; every writer writes through
-:func:`chipsched.instances.formats.atomic_write` or a temporary file renamed into place,
+:func:`chipsched.files.atomic_write` or a temporary file renamed into place,
 so nothing half-written is ever left behind.
 
 Seed-004 zip (``../shared/SEEDS.md`` §004 step 1; the document fixes the varint coding,
@@ -36,7 +36,7 @@ import numba as nb
 import numpy as np
 
 from chipsched.errors import InputError
-from chipsched.instances.formats import atomic_write, read_data
+from chipsched.files import atomic_write, read_data
 from chipsched.neurongraph import NeuronGraph
 
 # ---------------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ def get_network(spec: str | os.PathLike[str] | Workload, **params: Any) -> Workl
 
         return load_onnx(s, **params)
     if suffix in (".yaml", ".yml", ".json"):
-        from chipsched.instances.formats import read_data
+        from chipsched.files import read_data
 
         data = read_data(s)
         from chipsched.schemas import NETWORK_SCHEMA, validate

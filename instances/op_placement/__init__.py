@@ -124,7 +124,7 @@ def load_instance(spec: Any, hardware: Hardware, *, objective: str | None = None
         comp, conn, bw = heft_csv_paths(s)
         return read_heft_csv(comp, conn, bw, objective)
     if low.endswith(".json"):
-        from chipsched.instances.formats import read_data
+        from chipsched.files import read_data
 
         data = read_data(s)
         if is_instance_json(data):

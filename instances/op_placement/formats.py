@@ -312,7 +312,7 @@ def read_tgc(path: str | os.PathLike[str], processors: int | None,
 def write_tgc(instance: Instance, path: str | os.PathLike[str]) -> Path:
     """Write a task graph in the ``.tgc`` form (processor 0's times; the transfer cost of
     an edge is its time between processors 0 and 1, or its bytes on one processor)."""
-    from chipsched.instances.formats import atomic_write
+    from chipsched.files import atomic_write
 
     P = instance.n_processors
 
@@ -466,7 +466,7 @@ def write_heft_csv(instance: Instance, base: str | os.PathLike[str]) -> tuple[Pa
     """Write ``base_task_exe_time.csv``, ``base_task_connectivity.csv`` and
     ``base_resource_BW_startup.csv`` (the startup row is processor m's latency to the
     next processor; the format has one startup per source processor)."""
-    from chipsched.instances.formats import atomic_write
+    from chipsched.files import atomic_write
 
     base = Path(base)
     n, P = instance.n_ops, instance.n_processors
@@ -581,13 +581,13 @@ def instance_from_dict(data: Mapping[str, Any], source: str = "instance",
 
 
 def read_json(path: str | os.PathLike[str], objective: str | None = None) -> Instance:
-    from chipsched.instances.formats import read_data
+    from chipsched.files import read_data
 
     return instance_from_dict(read_data(path), str(path), objective)
 
 
 def write_json(instance: Instance, path: str | os.PathLike[str]) -> Path:
-    from chipsched.instances.formats import atomic_write
+    from chipsched.files import atomic_write
 
     return atomic_write(path, lambda fh: json.dump(instance.to_dict(), fh, indent=1))
 

@@ -241,7 +241,7 @@ class FunctionLibrary:
 
     def to_csv(self, path: str | os.PathLike[str]) -> Path:
         """Write the library in the form :meth:`from_csv` reads."""
-        from chipsched.instances.formats import atomic_write
+        from chipsched.files import atomic_write
 
         def write(fh: Any) -> None:
             w = csv.writer(fh)

@@ -29,10 +29,6 @@ class ChipletSolution:
 
     platform = "chiplet"
 
-    @property
-    def n_regions(self) -> int:
-        return len(self.regions)
-
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"regions": [list(r) for r in self.regions],
                              "counts": list(self.counts)}
@@ -53,10 +49,6 @@ class SocSolution:
     processors: tuple[int, ...]
 
     platform = "soc"
-
-    @property
-    def n_regions(self) -> int:
-        return len(self.regions)
 
     def to_dict(self) -> dict[str, Any]:
         return {"regions": [list(r) for r in self.regions],

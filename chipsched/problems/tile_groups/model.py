@@ -211,6 +211,29 @@ class _Leaf:
     path: tuple[int, ...]
 
 
+@dataclass(slots=True)
+class _Traffic:
+    """What the leaves of one segment move and hold (filled by ``Analyzer._traffic``):
+    NoC link loads (bytes per link), each leaf's used tile range [lo, hi), its per-tile
+    DRAM input/output bytes, pinned weights, working set and waiting inputs, and the
+    segment's DRAM bytes, energies, longest flow and (with details) its flows."""
+
+    link: np.ndarray
+    los: np.ndarray
+    his: np.ndarray
+    v_in: np.ndarray
+    v_out: np.ndarray
+    v_pin: np.ndarray
+    v_own: np.ndarray
+    v_held: np.ndarray
+    dram_read: float = 0.0
+    dram_write: float = 0.0
+    mac_j: float = 0.0
+    buf_j: float = 0.0
+    hops_max: int = 0
+    flows: list[dict[str, Any]] = field(default_factory=list)
+
+
 # ---------------------------------------------------------------------------------------
 # instance and solution
 
@@ -528,14 +551,47 @@ class Analyzer:
 
     def _segment(self, seg: Node, batch: int, path: tuple[int, ...],
                  detail: dict[str, Any] | None) -> SegmentCost:
-        """The segment computation; ``path`` is the segment's place in the tree (for
-        messages); ``detail`` (a dict) receives the per-layer/flow/tile records."""
-        G, buf, prec = self.G, self.buf, self.prec
+        """The segment computation, one step per method: the walk (tile ranges), the
+        leaves' table rows and buffer rules, the dataflow routes, the bytes and NoC
+        loads, the per-tile buffers, the time. ``path`` is the segment's place in the
+        tree (for messages); ``detail`` (a dict) receives the per-layer/flow/tile
+        records."""
         leaves: list[_Leaf] = []
         cuts: dict[tuple[int, ...], Node] = {}
-        self.walk(seg, batch, 0, G, 1, (), leaves, cuts)
+        self.walk(seg, batch, 0, self.G, 1, (), leaves, cuts)
         at = {lf.layer: lf for lf in leaves}
-        # per-leaf table rows and buffer rules
+        rec, spills = self._leaf_rows(leaves, path)
+        routes, waiting, writes = self._routes(leaves, at, spills, cuts)
+        tr = self._traffic(leaves, at, rec, spills, routes, waiting, writes,
+                           detail is not None)
+        pinned, peak, held, byte_hops, hops_max = self._buffers_and_ports(seg, path, tr)
+        # time: event simulation of the segment, bounded by DRAM and the busiest link
+        dur: dict[tuple[int, ...], float] = {lf.path: rec[lf.layer][0] for lf in leaves}
+        fins: dict[tuple[int, ...], np.ndarray] = {}
+        compute = self._duration(seg, (), dur, fins)
+        dram_bytes = tr.dram_read + tr.dram_write
+        dram_t = float(dram_time_s(dram_bytes, self.hw))
+        max_link = float(tr.link.max()) if tr.link.size else 0.0
+        noc_t = noc_time_s(max_link, hops_max, self.hw) if (max_link or hops_max) else 0.0
+        cost = SegmentCost(
+            time=max(compute, dram_t, noc_t), compute=compute, dram_time=dram_t,
+            noc_time=noc_t, dram_j=float(dram_energy_j(dram_bytes, self.hw)),
+            noc_j=float(noc_energy_j(byte_hops, self.hop_pj)), mac_j=tr.mac_j,
+            buffer_j=tr.buf_j, dram_bytes=dram_bytes, byte_hops=byte_hops,
+            dram_read=tr.dram_read, dram_write=tr.dram_write)
+        if detail is not None:
+            detail.update(leaves=leaves, rec=rec, routes=routes, writes=writes,
+                          flows=tr.flows, link=tr.link, pinned=pinned, peak=peak, held=held,
+                          durations=dur, finish=fins, cuts=cuts, spills=spills)
+        return cost
+
+    def _leaf_rows(self, leaves: list[_Leaf], path: tuple[int, ...]
+                   ) -> tuple[dict[int, list[float]], dict[int, bool]]:
+        """Each leaf's layer-table row (time, units, bytes, energies) and whether its
+        working set spills the buffer; :class:`Infeasible` when a spilling layer runs
+        more than once per segment run or its activations alone exceed half the buffer
+        (cost-model §3, weights streaming)."""
+        buf = self.buf
         rec: dict[int, list[float]] = {}
         spills: dict[int, bool] = {}
         rows_cache = self._rows
@@ -559,7 +615,15 @@ class Analyzer:
                     raise Infeasible(where, f"needs {fp - wf / uu:,.0f} B of activations per "
                                      f"tile (more than half the {buf:,.0f} B buffer)",
                                      "give it more tiles or a smaller sub-batch")
-        # routes: per consumer, per source
+        return rec, spills
+
+    def _routes(self, leaves: list[_Leaf], at: dict[int, _Leaf], spills: dict[int, bool],
+                cuts: dict[tuple[int, ...], Node]
+                ) -> tuple[dict[int, list[tuple[int, int, bool]]], dict[int, int],
+                           dict[int, bool]]:
+        """The dataflow (:meth:`direct`): per consumer, its sources ``(producer or −1 for
+        the network input, elements, over the NoC?)``; the elements that wait on its
+        tiles; and which layers write their output to DRAM."""
         routes: dict[int, list[tuple[int, int, bool]]] = {}
         waiting: dict[int, int] = {}
         writes = {lf.layer: not self.succs[lf.layer] for lf in leaves}
@@ -582,26 +646,25 @@ class Analyzer:
             routes[c] = rs
             if any(s not in at for s in self.succs[c]):
                 writes[c] = True
-        # bytes, NoC loads, buffer accounting; per-tile quantities are added over each
-        # leaf's used tiles [lo, lo+units) with one coverage matrix
-        link = np.zeros(self.n_links)
+        return routes, waiting, writes
+
+    def _traffic(self, leaves: list[_Leaf], at: dict[int, _Leaf], rec: dict[int, list[float]],
+                 spills: dict[int, bool], routes: dict[int, list[tuple[int, int, bool]]],
+                 waiting: dict[int, int], writes: dict[int, bool], with_flows: bool
+                 ) -> _Traffic:
+        """DRAM bytes, NoC link loads of the producer → consumer flows, energies of the
+        leaves, and the per-leaf per-tile buffer quantities (added over each leaf's used
+        tiles by :meth:`_buffers_and_ports`)."""
+        buf, prec = self.buf, self.prec
         k = len(leaves)
-        los = np.empty(k, dtype=np.int64)
-        his = np.empty(k, dtype=np.int64)
-        v_in = np.zeros(k)
-        v_out = np.zeros(k)
-        v_pin = np.zeros(k)
-        v_own = np.zeros(k)
-        v_held = np.zeros(k)
-        dram_read = dram_write = 0.0
-        mac_j = buf_j = 0.0
-        hops_max = 0
-        flows: list[dict[str, Any]] = []
+        tr = _Traffic(np.zeros(self.n_links), np.empty(k, dtype=np.int64),
+                      np.empty(k, dtype=np.int64), np.zeros(k), np.zeros(k), np.zeros(k),
+                      np.zeros(k), np.zeros(k))
         for x, lf in enumerate(leaves):
             c = lf.layer
             cs, uuf, wf, iff, of, fp, me, be = rec[c]
             uu = int(uuf)
-            los[x], his[x] = lf.lo, lf.lo + uu
+            tr.los[x], tr.his[x] = lf.lo, lf.lo + uu
             runs = lf.runs
             w_tile = wf / uu
             spill = max(1, math.ceil(w_tile / (buf / 2) - 1e-9)) if spills[c] else 1
@@ -612,11 +675,11 @@ class Analyzer:
             direct_share = 1.0 - dram_share if total_src else 0.0
             # DRAM reads: weights once per segment run, DRAM-sourced inputs per run
             wbytes = self.weight_bytes[c]
-            dram_read += wbytes + dram_elems * prec * lf.batch * spill * runs
-            v_in[x] = (iff * dram_share * runs + (wf if wbytes else 0.0)) / uu
+            tr.dram_read += wbytes + dram_elems * prec * lf.batch * spill * runs
+            tr.v_in[x] = (iff * dram_share * runs + (wf if wbytes else 0.0)) / uu
             if writes[c]:
-                dram_write += of * runs
-                v_out[x] = of * runs / uu
+                tr.dram_write += of * runs
+                tr.v_out[x] = of * runs / uu
             if direct_elems:
                 for p, e, d in routes[c]:
                     if not d:
@@ -624,36 +687,46 @@ class Analyzer:
                     src = at[p]
                     vec, unit_hops, mh = self._a2a(src.lo, int(rec[p][1]), lf.lo, uu)
                     nbytes = iff * (e / total_src) * runs
-                    link += nbytes * vec
-                    if mh > hops_max:
-                        hops_max = mh
-                    if detail is not None:
-                        flows.append({"from": self.names[p], "to": self.names[c], "route": "noc",
-                                      "bytes": nbytes, "byte_hops": nbytes * unit_hops})
-            if detail is not None:
+                    tr.link += nbytes * vec
+                    if mh > tr.hops_max:
+                        tr.hops_max = mh
+                    if with_flows:
+                        tr.flows.append({"from": self.names[p], "to": self.names[c],
+                                         "route": "noc", "bytes": nbytes,
+                                         "byte_hops": nbytes * unit_hops})
+            if with_flows:
                 for p, e, d in routes[c]:
                     if not d:
-                        flows.append({"from": "input" if p < 0 else self.names[p],
-                                      "to": self.names[c], "route": "dram",
-                                      "bytes": e * prec * lf.batch * spill * runs})
-            mac_j += me * runs
-            buf_j += be * runs
+                        tr.flows.append({"from": "input" if p < 0 else self.names[p],
+                                         "to": self.names[c], "route": "dram",
+                                         "bytes": e * prec * lf.batch * spill * runs})
+            tr.mac_j += me * runs
+            tr.buf_j += be * runs
             # buffer: pinned weights + the largest working set + waiting inputs per tile
             if runs > 1:
                 own = fp - w_tile
-                v_pin[x] = w_tile
+                tr.v_pin[x] = w_tile
             else:
                 own = fp if fp <= buf else fp - w_tile + buf / 2
             if runs > 1 and direct_share > 0:
                 own += iff / (uu * spill) * direct_share  # next sub-batch arriving
-            v_own[x] = own
+            tr.v_own[x] = own
             if waiting[c]:
-                v_held[x] = iff / uu * waiting[c] / total_src
-        cover = (self.ar[None, :] >= los[:, None]) & (self.ar[None, :] < his[:, None])
+                tr.v_held[x] = iff / uu * waiting[c] / total_src
+        return tr
+
+    def _buffers_and_ports(self, seg: Node, path: tuple[int, ...], tr: _Traffic
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int]:
+        """Per tile: pinned weights + the largest working set + waiting inputs must fit
+        the buffer (:class:`Infeasible` naming the tile otherwise); the DRAM flows go
+        through the ports (their links added to ``tr.link``). Returns (pinned, peak,
+        held, byte·hops, most hops of a flow)."""
+        buf = self.buf
+        cover = (self.ar[None, :] >= tr.los[:, None]) & (self.ar[None, :] < tr.his[:, None])
         coverf = cover.astype(float)
-        pinned = v_pin @ coverf
-        held = v_held @ coverf
-        peak = (coverf * v_own[:, None]).max(axis=0)
+        pinned = tr.v_pin @ coverf
+        held = tr.v_held @ coverf
+        peak = (coverf * tr.v_own[:, None]).max(axis=0)
         used = pinned + peak + held
         worst = int(np.argmax(used))
         if used[worst] > buf * (1 + 1e-12):
@@ -663,34 +736,16 @@ class Analyzer:
                             f"{peak[worst]:,.0f} B working set + {held[worst]:,.0f} B waiting "
                             f"inputs) > buffer {buf:,.0f} B",
                             "use smaller sub-batches, fewer layers per segment or more tiles")
-        in_vec = v_in @ coverf
-        out_vec = v_out @ coverf
-        link += in_vec @ self.m_in + out_vec @ self.m_out
+        in_vec = tr.v_in @ coverf
+        out_vec = tr.v_out @ coverf
+        tr.link += in_vec @ self.m_in + out_vec @ self.m_out
         dram_flow = float(in_vec.sum() + out_vec.sum())
-        byte_hops = float(link.sum()) + dram_flow  # + the controller link of DRAM flows
+        byte_hops = float(tr.link.sum()) + dram_flow  # + the controller link of DRAM flows
+        hops_max = tr.hops_max
         if dram_flow:
-            nz = cover[(v_in > 0) | (v_out > 0)].any(axis=0)
+            nz = cover[(tr.v_in > 0) | (tr.v_out > 0)].any(axis=0)
             hops_max = max(hops_max, int(self.dram_hops[nz].max()))
-        # time: event simulation of the segment, bounded by DRAM and the busiest link
-        dur: dict[tuple[int, ...], float] = {lf.path: rec[lf.layer][0] for lf in leaves}
-        fins: dict[tuple[int, ...], np.ndarray] = {}
-        compute = self._duration(seg, (), dur, fins)
-        dram_bytes = dram_read + dram_write
-        dram_t = float(dram_time_s(dram_bytes, self.hw))
-        max_link = float(link.max()) if link.size else 0.0
-        noc_t = noc_time_s(max_link, hops_max, self.hw) if (max_link or hops_max) else 0.0
-        cost = SegmentCost(
-            time=max(compute, dram_t, noc_t), compute=compute, dram_time=dram_t,
-            noc_time=noc_t, dram_j=float(dram_energy_j(dram_bytes, self.hw)),
-            noc_j=float(noc_energy_j(byte_hops, self.hop_pj)), mac_j=mac_j, buffer_j=buf_j,
-            dram_bytes=dram_bytes, byte_hops=byte_hops, dram_read=dram_read,
-            dram_write=dram_write)
-        if detail is not None:
-            detail.update(leaves=leaves, rec=rec, routes=routes, writes=writes, flows=flows,
-                          link=link, pinned=pinned, peak=peak, held=held, durations=dur,
-                          finish=fins,
-                          cuts=cuts, spills=spills)
-        return cost
+        return pinned, peak, held, byte_hops, hops_max
 
     def _duration(self, node: Node, path: tuple[int, ...], dur: dict[tuple[int, ...], float],
                   fins: dict[tuple[int, ...], np.ndarray]) -> float:

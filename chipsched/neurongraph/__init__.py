@@ -1,0 +1,40 @@
+"""NeuronGraph: large undirected graphs with vertex sizes and edge weights, as CSR numpy arrays.
+
+The graph of the ``core_assignment`` decision (seed 004, ``../shared/SEEDS.md`` section
+004): vertices are neurons (or groups of neurons), a vertex's *size* is its neuron count,
+an edge's *weight* is the number of synapses between its two ends (the traffic it
+carries per inference, in units of ``Instance.weight_bytes``).
+
+Modules, one job each:
+
+* :mod:`.graph` — the :class:`NeuronGraph` type (symmetric CSR; storage and the ``u < v``
+  direction convention are described there), its operations and their numba kernels;
+* :mod:`.workload` — :func:`from_workload`, the expansion of a
+  :class:`~chipsched.workload.Workload` into neurons and receptive-field connections;
+* :mod:`.generators` — the synthetic graphs :func:`layered_random` and :func:`stencil`.
+
+Builders:
+
+* :meth:`NeuronGraph.from_edges` — from ``(u, v, w)`` arrays (symmetrized, duplicates
+  summed, self-loops dropped);
+* :func:`from_workload` — expand a :class:`~chipsched.workload.Workload` into neurons and
+  receptive-field connections (conv, depthwise, fc, pool, eltwise, concat), with a
+  channel-grouping granularity ``channels_per_vertex``;
+* :func:`layered_random` and :func:`stencil` — synthetic generators that reach 1 M+
+  vertices and 100 M+ edges (built directly as CSR by numba kernels, O(nnz) memory).
+
+Operations used by the decision: :meth:`NeuronGraph.contract` (quotient by a vertex
+labelling: coarsening, groups; its row merge :func:`merge_rows` also serves the on-disk
+coarsening), :func:`directed_flows` (traffic between labels in the ``u < v`` direction,
+for the evaluator), :meth:`NeuronGraph.validate` (symmetry check for graphs read from
+files).
+"""
+
+from __future__ import annotations
+
+from .generators import layered_random, stencil
+from .graph import NeuronGraph, directed_flows, merge_rows
+from .workload import from_workload
+
+__all__ = ["NeuronGraph", "directed_flows", "from_workload", "layered_random", "merge_rows",
+           "stencil"]

@@ -1,0 +1,194 @@
+"""The conformance suite: every registered method of every decision through the same
+checks (PyJobShop's per-backend pattern), so a method is covered the day it is registered.
+
+For each decision, small instances of each platform (``INSTANCES``); for every method:
+
+* applicability is declared and honoured: a method that declares it does not apply is
+  refused by ``solve`` (``NotApplicable``) and skipped by ``compare``; one that applies
+  runs without an error;
+* its reported objective is the evaluator's (``chipsched.solve`` refuses a mismatch with
+  the method's own number; here it is re-evaluated once more);
+* an exact method's bound is ≤ every objective found in its space (every space for a
+  full-space method);
+* the same seed gives the same result;
+* its solution survives ``to_dict`` → JSON → ``from_dict`` and re-evaluates to the same
+  objective, and reads back as a warm start;
+* its declared parameters have types, defaults that pass their own checks, and docs.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+
+import pytest
+
+from chipsched.api import DEFAULT_EXACT_TIME_LIMIT, NotApplicable, compare, solve
+from chipsched.instances.chips import get_chip
+from chipsched.method import build_params
+from chipsched.registry import DECISIONS, registry
+from chipsched.result import Status, to_jsonable
+from chipsched.workload import Layer, OpKind, Workload
+
+TIME_LIMIT = DEFAULT_EXACT_TIME_LIMIT
+
+
+def _net4() -> Workload:
+    layers = (Layer("a", OpKind.CONV, K=32, C=3, H=16, W=16, R=3, S=3, in_elems=3 * 1024,
+                    weight_elems=864),
+              Layer("b", OpKind.CONV, K=64, C=32, H=8, W=8, R=3, S=3, in_elems=32 * 256,
+                    weight_elems=18432),
+              Layer("c", OpKind.FC, K=10, C=64 * 64, in_elems=64 * 64, weight_elems=40960))
+    return Workload("net3", layers, ((0, 1, 8192), (1, 2, 4096)))
+
+
+def _tile_groups_with_tree():
+    from chipsched.problems.tile_groups import ls_tree, make_instance
+
+    w = _net4()
+    return make_instance(w, get_chip("tiled-2x2"), batch=2, given=ls_tree(len(w)))
+
+
+#: decision → [(label, instance factory)]: small instances of every platform, so that the
+#: exact models prove their optimum and the oracles apply
+INSTANCES = {
+    "region_split": [
+        ("chiplet", lambda: _make("region_split", "tiny", "chiplet-2x2")),
+        ("soc", lambda: _make("region_split", "tiny", "soc-npu-gpu-cpu")),
+    ],
+    "tile_groups": [
+        ("net3", _tile_groups_with_tree),
+    ],
+    "op_placement": [
+        ("random", lambda: _make("op_placement", "random:n=5,p=2,seed=1")),
+        ("topcuoglu", lambda: _make("op_placement", "topcuoglu2002")),
+    ],
+    "core_assignment": [
+        ("layered", lambda: _make("core_assignment", "layered:layers=2,width=3,fanin=2,seed=0",
+                                  "neuro-2x3-k2")),
+        ("cut", lambda: _make("core_assignment", "layered:layers=2,width=3,fanin=2,seed=0",
+                              "neuro-2x3-k2", objective="cut")),
+    ],
+}
+
+
+def _make(decision, spec, chip=None, **options):
+    from chipsched.api import make_instance
+
+    return make_instance(decision, spec, chip, **options)
+
+
+@functools.cache
+def instance(decision: str, label: str):
+    return dict(INSTANCES[decision])[label]()
+
+
+@functools.cache
+def results(decision: str, label: str) -> dict[str, object]:
+    """Every method of the decision on the instance, once (compare never aborts)."""
+    res = compare(decision, instance(decision, label), time_limit=TIME_LIMIT, threads=1)
+    return {r.method: r for r in res}
+
+
+CASES = [(d, label, m) for d in DECISIONS for label, _ in INSTANCES[d]
+         for m in registry().methods(d)]
+
+
+def test_every_decision_has_conformance_instances():
+    assert set(INSTANCES) == set(registry().decisions())
+    for d in registry().decisions():
+        platforms = set(registry().decision(d).problem.platforms)
+        covered = {registry().decision(d).problem.platform(instance(d, lab))
+                   for lab, _ in INSTANCES[d]}
+        assert platforms <= covered, (d, platforms - covered)
+
+
+@pytest.mark.parametrize("decision,label,name", CASES)
+def test_applicability_is_declared_and_honoured(decision, label, name):
+    dec = registry().decision(decision)
+    m = dec.method(name)
+    inst = instance(decision, label)
+    reason = m.not_applicable(inst, m.default_params(), dec.problem.platform(inst),
+                              dec.problem.describe_platform)
+    r = results(decision, label)[name]
+    if reason:
+        assert r.status is Status.SKIPPED and reason in r.message
+        with pytest.raises(NotApplicable):
+            solve(decision, inst, name, time_limit=TIME_LIMIT, threads=1)
+        return
+    assert r.status not in (Status.SKIPPED, Status.ERROR), (r.status, r.message)
+    assert r.solution is not None or r.status in (Status.INFEASIBLE, Status.TIME_LIMIT), r
+
+
+@pytest.mark.parametrize("decision,label,name", CASES)
+def test_reported_objective_is_the_evaluators(decision, label, name):
+    r = results(decision, label)[name]
+    if r.solution is None:
+        pytest.skip(f"{name} has no solution here ({r.status.value})")
+    problem = registry().decision(decision).problem
+    value, _ = problem.evaluate(instance(decision, label), r.solution)
+    assert r.objective == value
+    obj = problem.objective(instance(decision, label))
+    assert (r.objective_name, r.objective_unit) == (obj.name, obj.unit) and obj.unit
+
+
+@pytest.mark.parametrize("decision,label,name", CASES)
+def test_an_exact_bound_is_below_every_objective_of_its_space(decision, label, name):
+    r = results(decision, label)[name]
+    if r.bound is None:
+        pytest.skip(f"{name} reports no bound here")
+    others = [o for o in results(decision, label).values() if o.objective is not None
+              and (not r.space or o.space == r.space)]
+    tol = 1e-9 * max(1.0, abs(r.bound))
+    for o in others:
+        assert r.bound <= o.objective * (1 + 1e-9) + tol, (o.method, o.objective, r.bound)
+
+
+@pytest.mark.parametrize("decision,label,name", CASES)
+def test_same_seed_same_result(decision, label, name):
+    r = results(decision, label)[name]
+    if r.solution is None:
+        pytest.skip(f"{name} has no solution here ({r.status.value})")
+    again = solve(decision, instance(decision, label), name, time_limit=TIME_LIMIT,
+                  threads=1, seed=r.seed or 0)
+    if r.status is Status.OPTIMAL or registry().get(decision, name).kind != "exact":
+        assert again.objective == pytest.approx(r.objective, rel=1e-12, abs=1e-300)
+    if registry().get(decision, name).kind != "exact":  # exact ties may differ
+        assert to_jsonable(again.solution) == to_jsonable(r.solution)
+
+
+@pytest.mark.parametrize("decision,label,name", CASES)
+def test_solution_round_trips_and_warm_starts(decision, label, name):
+    r = results(decision, label)[name]
+    if r.solution is None:
+        pytest.skip(f"{name} has no solution here ({r.status.value})")
+    problem = registry().decision(decision).problem
+    inst = instance(decision, label)
+    data = json.loads(json.dumps(r.to_dict()))  # a --out file
+    back = problem.read_solution(inst, data)
+    assert problem.evaluate(inst, back)[0] == pytest.approx(r.objective, rel=1e-12)
+    assert to_jsonable(back) == to_jsonable(r.solution)
+    for m in registry().methods(decision).values():
+        if m.warm_start and m.kind != "exact" and not m.not_applicable(
+                inst, m.default_params(), problem.platform(inst), problem.describe_platform):
+            w = solve(decision, inst, m.name, warm_start=data, seed=0)
+            assert w.metrics["solver"]["warm_start_from"] == "given dict"
+            break
+
+
+@pytest.mark.parametrize("decision,name", [(d, m) for d in DECISIONS
+                                           for m in registry().methods(d)])
+def test_declared_parameters(decision, name):
+    from chipsched.api import method_param_specs
+
+    m = registry().get(decision, name)
+    assert m.summary and m.kind in ("exact", "heuristic", "baseline", "oracle", "peer")
+    specs = method_param_specs(decision, name)
+    assert len({s.name for s in specs}) == len(specs)
+    defaults = {s.name: s.default for s in m.param_specs}
+    assert build_params(m.params, defaults, name) == m.default_params()
+    for s in specs:
+        assert s.doc and s.type in (int, float, bool, str), (name, s)
+        if s.default is not None and s.type is float:
+            assert math.isfinite(s.default)
