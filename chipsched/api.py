@@ -128,6 +128,9 @@ def _warm_solution(dec: Decision, instance: Any, warm: Any, opts: SolveOptions,
     if isinstance(warm, Result):
         if warm.decision != dec.name:
             raise InputError("warm start", f"is a {warm.decision} result, not {dec.name}")
+        if warm.solution is None:
+            raise InputError("warm start", f"the {warm.method} result has no solution "
+                             f"({warm.status.value})", "give a run that found one")
         return warm.solution, f"{warm.method} result"
     if isinstance(warm, str) and warm in dec.methods:
         if warm in seen:
@@ -175,21 +178,23 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
     params, chained = check_params(dec, m, values)
     problem = dec.problem
     problem.check_instance(instance)
+    for c, cp in chained:
+        opts = c.before(instance, opts, cp, m, solve=_chain_solver(reg, dec, (*_chain, method)),
+                        methods=tuple(dec.methods))
+    # refuse before anything runs: a warm start the method does not take, a method that
+    # does not apply (which may depend on whether it gets a warm start)
+    if opts.warm_start is not None and not m.warm_start:
+        raise InputError("warm start", f"{decision}/{method} takes no warm start",
+                         "methods that do: " + ", ".join(n for n, x in dec.methods.items()
+                                                          if x.warm_start))
     reason = m.not_applicable(instance, params, problem.platform(instance),
-                              problem.describe_platform)
+                              problem.describe_platform, warm=opts.warm_start is not None)
     if reason:
         raise NotApplicable(f"method {decision}/{method}",
                             f"does not apply to {problem.instance_name(instance)}: {reason}",
                             reason=reason)
-    for c, cp in chained:
-        opts = c.before(instance, opts, cp, m, solve=_chain_solver(reg, dec, (*_chain, method)),
-                        methods=tuple(dec.methods))
     warm, warm_from = _warm_solution(dec, instance, opts.warm_start, opts, reg,
                                      (*_chain, method))
-    if warm is not None and not m.warm_start:
-        raise InputError("warm start", f"{decision}/{method} takes no warm start",
-                         "methods that do: " + ", ".join(n for n, x in dec.methods.items()
-                                                          if x.warm_start))
     opts = opts.replace(warm_start=warm)
     t0 = time.perf_counter()
     out = m.run(instance, opts, params)
@@ -209,6 +214,10 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
     stats = dict(out.stats)
     if warm_from:
         stats.setdefault("warm_start_from", warm_from)
+    if out.objective is not None:
+        stats["reported_objective"] = float(out.objective)
+    if out.model_objective is not None:
+        stats["model_objective"] = float(out.model_objective)
     metrics = {**metrics, **({"solver": stats} if stats else {})}
     obj = problem.objective(instance)
     return Result(decision=decision, method=method, status=out.status, objective=objective,
@@ -249,6 +258,12 @@ def _check(dec: Decision, m: Method, instance: Any, out: Any) -> tuple[float | N
     if not _close(out.objective, objective, out.objective_tol):
         raise ConsistencyError(f"{name} reported objective {out.objective!r} but the "
                                f"evaluator gives {objective!r}")
+    if out.model_objective is not None:
+        slack = max(float(out.model_tol), OBJECTIVE_RTOL * abs(out.model_objective))
+        if objective > out.model_objective + slack:
+            raise ConsistencyError(f"{name}: its model values the solution at "
+                                   f"{out.model_objective!r}, the evaluator at {objective!r} "
+                                   f"(more than the model's rounding, {slack!r})")
     if out.bound is not None and out.bound > objective and \
             not _close(out.bound, objective, out.objective_tol):
         raise ConsistencyError(f"{name}: bound {out.bound!r} above the objective "
@@ -257,7 +272,8 @@ def _check(dec: Decision, m: Method, instance: Any, out: Any) -> tuple[float | N
 
 
 def _close(a: float, b: float, tol: float) -> bool:
-    return math.isclose(a, b, rel_tol=OBJECTIVE_RTOL, abs_tol=max(1e-12, float(tol)))
+    # no absolute floor: objectives of 1e-18 J²·s are as real as 1e3 hops
+    return math.isclose(a, b, rel_tol=OBJECTIVE_RTOL, abs_tol=float(tol))
 
 
 def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, *,
@@ -295,12 +311,7 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
         check_params(dec, dec.method(n), {a: v for a, v in values.items() if a in accepted[n]})
     seeds = list(seeds)
     runs = [(n, s) for n in names for s in (seeds if dec.method(n).randomized else seeds[:1])]
-    warm = base.warm_start
-    shared: Result | None = None
-    if isinstance(warm, str) and warm in dec.methods:
-        shared = _guarded(dec, instance, warm, base.replace(warm_start=None), {}, reg,
-                          exact_time_limit)
-        warm = shared if shared.solution is not None else None
+    warm, shared = _shared_warm_start(dec, instance, base, values, reg, exact_time_limit)
     results: list[Result] = []
     for k, (n, s) in enumerate(runs):
         m = dec.method(n)
@@ -308,12 +319,38 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
             res = shared
         else:
             mine = {a: v for a, v in values.items() if a in accepted[n]}
-            opts = base.replace(seed=s, warm_start=warm if m.warm_start else None)
+            # the warm start's own method runs cold with its other seeds
+            takes = m.warm_start and not (shared is not None and n == shared.method)
+            opts = base.replace(seed=s, warm_start=warm if takes else None)
             res = _guarded(dec, instance, n, opts, mine, reg, exact_time_limit)
         results.append(res)
         if on_result is not None:
             on_result(res, k + 1, len(runs))
     return results
+
+
+def _shared_warm_start(dec: Decision, instance: Any, base: SolveOptions,
+                       values: Mapping[str, Any], reg: Registry,
+                       exact_time_limit: float | None) -> tuple[Any, Result | None]:
+    """``compare``'s warm start, resolved once before any method runs: (the solution,
+    the run of the named method that made it, if any). Bad input — an unknown file, a
+    method that does not apply or finds nothing — is an :class:`InputError`."""
+    warm = base.warm_start
+    if warm is None:
+        return None, None
+    if isinstance(warm, str) and warm in dec.methods:
+        mine = {a: v for a, v in values.items()
+                if a in {s.name for s in method_param_specs(dec.name, warm, registry_=reg)}}
+        shared = _guarded(dec, instance, warm, base.replace(warm_start=None), mine, reg,
+                          exact_time_limit)
+        if shared.solution is None:
+            raise InputError("warm start", f"{warm} gave no solution ({shared.status.value}"
+                             + (f": {shared.message}" if shared.message else "") + ")",
+                             f"choose a method that applies to "
+                             f"{dec.problem.instance_name(instance)}")
+        return shared.solution, shared
+    sol, _ = _warm_solution(dec, instance, warm, base, reg, ())
+    return sol, None
 
 
 def _guarded(dec: Decision, instance: Any, name: str, opts: SolveOptions,

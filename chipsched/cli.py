@@ -26,6 +26,7 @@ show_app = typer.Typer(no_args_is_help=True, help="Show a network or a chip.")
 app.add_typer(show_app, name="show")
 
 EXIT_BAD_INPUT = 2
+EXIT_BUG = 1
 
 
 def _out() -> Console:
@@ -44,12 +45,19 @@ def _err() -> Console:
 
 
 def cli_errors(func):  # noqa: ANN001, ANN201 - decorator keeps the command's signature
-    """Turn chipsched errors into one line on stderr and exit code 2."""
+    """Turn chipsched errors into one line on stderr and exit code 2 (a consistency
+    failure, a bug in a method: exit 1)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from chipsched.api import ConsistencyError
+
         try:
             return func(*args, **kwargs)
+        except ConsistencyError as exc:  # a bug in a method, not bad input
+            typer.echo(f"error: internal consistency check failed: {exc}; please report it",
+                       err=True)
+            raise typer.Exit(EXIT_BUG) from None
         except ChipschedError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(EXIT_BAD_INPUT) from None
@@ -354,8 +362,7 @@ def _progress_callback(enabled: bool) -> tuple[Any, Any]:
 @app.command("solve")
 @cli_errors
 def solve_cmd(
-    decision: Annotated[str, typer.Argument(help="region_split, tile_groups, op_placement, "
-                                            "core_assignment")],
+    decision: Annotated[str, typer.Argument(help="a decision (chipsched list)")],
     instance: InstanceOpt,
     method: Annotated[str, typer.Option("--method", "-m", help="see chipsched list")],
     chip: ChipOpt = None,

@@ -6,8 +6,7 @@ Units: seconds, bytes, joules (pJ only inside the formulas), cycles of the unit 
 Sections
 --------
 * compute on one unit — :func:`vector_array_cycles` (NVDLA/Simba-style array with its
-  shape utilization), :func:`systolic_cycles` (seed 000's two-branch formula),
-  :func:`vector_op_cycles`;
+  shape utilization), :func:`systolic_cycles` (seed 000's two-branch formula);
 * intra-layer partition over g units — :func:`output_partitions`,
   :func:`layer_on_units` (one layer) and :class:`CostModel` / :class:`LayerTable` (the
   vectorized, cached table of every layer × unit count × sub-batch);

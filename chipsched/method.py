@@ -14,7 +14,7 @@ omitted when it takes none) marked with :func:`method`::
 
 The declaration is the one source of the method's parameters (type, default, range,
 one-line doc): the face validates ``-p name=value`` against it (:func:`build_params`)
-and ``chipsched list DECISION`` prints it. ``applies(instance, params)`` returns why the
+and ``chipsched list DECISION`` prints it. ``applies(instance, params, warm)`` returns why the
 method does not apply to an instance (``None`` when it does): ``compare`` and ``bench``
 show such a method as skipped, ``solve`` refuses it with a one-line error.
 
@@ -31,6 +31,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType, NoneType, UnionType
 from typing import Any
+
+import numpy as np
 
 from chipsched.errors import InputError
 from chipsched.result import Status
@@ -115,8 +117,9 @@ class ParamSpec:
     def check(self, value: Any, where: str) -> Any:
         """``value`` coerced to the declared type and checked; :class:`InputError` naming
         ``where`` (``parameter beta of tile_groups/sa``) otherwise."""
-        if value is None or (isinstance(value, str) and value.strip().lower() in
-                             ("none", "null", "auto") and self.type is not str):
+        words = ("none", "null") if self.type is str else ("none", "null", "auto")
+        if value is None or (isinstance(value, str) and self.optional
+                             and value.strip().lower() in words):
             if self.optional:
                 return None
             raise InputError(where, "must be given (no None)", self._fix())
@@ -153,28 +156,32 @@ def _coerce(value: Any, typ: type, where: str, fix: str) -> Any:
             return value.strip().lower() == "true"
         raise InputError(where, f"must be true or false, got {value!r}", fix)
     if typ is int:
-        if isinstance(value, bool):
+        if isinstance(value, (bool, np.bool_)):
             raise InputError(where, f"must be an integer, got {value!r}", fix)
-        if isinstance(value, int):
-            return int(value)
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, (int, np.integer)):
             return int(value)
         if isinstance(value, str):
             try:
                 return int(value.strip())
             except ValueError:
-                pass
+                try:  # "1e3" (YAML reads it as a string)
+                    value = float(value.strip())
+                except (ValueError, OverflowError):
+                    pass
+        if isinstance(value, (float, np.floating)) and math.isfinite(value) and \
+                float(value).is_integer():
+            return int(value)
         raise InputError(where, f"must be an integer, got {value!r}", fix)
     if typ is float:
-        if isinstance(value, bool):
+        if isinstance(value, (bool, np.bool_)):
             raise InputError(where, f"must be a number, got {value!r}", fix)
-        if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str):
-            try:
+        try:
+            if isinstance(value, (int, float, np.integer, np.floating)):
+                return float(value)
+            if isinstance(value, str):
                 return float(value.strip())
-            except ValueError:
-                pass
+        except (ValueError, OverflowError):
+            pass
         raise InputError(where, f"must be a number, got {value!r}", fix)
     if typ is str:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
@@ -236,12 +243,16 @@ class MethodOutput:
     """What a method hands back to the face.
 
     ``objective`` is the value of ``solution`` by the method's **own** arithmetic (its
-    model's objective rescaled to the decision's unit, its DP value, its heuristic's
-    tally) — the face compares it with the evaluator, so a method must not report
-    ``evaluate(...)`` itself. ``objective_tol`` is the absolute error the method's
-    scaling allows (e.g. integer costs of a CP-SAT model: the number of rounded terms
-    over the scale); the face accepts ``|objective − evaluate| ≤ max(objective_tol,
-    1e-6·|evaluate|)``. ``bound`` is a proven bound (exact methods).
+    model's data at the solution, its DP value, its heuristic's tally) — the face
+    compares it with the evaluator, so a method must not report ``evaluate(...)``
+    itself; the face accepts ``|objective − evaluate| ≤ max(objective_tol,
+    1e-6·|evaluate|)``. ``model_objective`` is the objective a solver's model gives
+    its own solution before it is decoded or rescaled (e.g. CP-SAT's integer ticks times
+    the tick): the evaluator's value of the returned solution must not exceed it by more
+    than ``max(model_tol, 1e-6·|model_objective|)`` — decoding may only improve it, and
+    ``model_tol`` is the most the model's rounding can hide (e.g. one tick per rounded
+    term). ``objective_tol`` is the absolute error the method's own arithmetic allows
+    (0 for a float tally). ``bound`` is a proven bound (exact methods).
     """
 
     status: Status
@@ -251,6 +262,8 @@ class MethodOutput:
     message: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
     objective_tol: float = 0.0
+    model_objective: float | None = None
+    model_tol: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -274,7 +287,7 @@ class Method:
     space: str = ""
     params: type | None = None
     platforms: tuple[str, ...] = ()
-    applies: Callable[[Any, Any], str | None] | None = None
+    applies: Callable[[Any, Any, bool], str | None] | None = None
     warm_start: bool = False
 
     def __post_init__(self) -> None:
@@ -291,14 +304,15 @@ class Method:
         return self.kind in EXACT_KINDS
 
     def not_applicable(self, instance: Any, params: Any, platform: str = "",
-                       describe: Callable[[str], str] = str) -> str | None:
+                       describe: Callable[[str], str] = str, warm: bool = False
+                       ) -> str | None:
         """Why the method does not apply to ``instance`` (None when it does);
-        ``describe`` names a platform in words."""
+        ``describe`` names a platform in words; ``warm``: the run gets a warm start."""
         if self.platforms and platform not in self.platforms:
             need = " or ".join(describe(p) for p in self.platforms)
             return f"needs {need}; this instance is on {describe(platform)}"
         if self.applies is not None:
-            return self.applies(instance, params)
+            return self.applies(instance, params, warm)
         return None
 
     def run(self, instance: Any, options: Any, params: Any) -> MethodOutput:
@@ -322,8 +336,9 @@ def count_text(n: int) -> str:
 
 def method(decision: str, name: str, kind: str, summary: str, *, source: str = "",
            randomized: bool = False, space: str = "", params: type | None = None,
-           platforms: tuple[str, ...] = (), applies: Callable[[Any, Any], str | None] | None
-           = None, warm_start: bool = False) -> Callable[[Callable], Callable]:
+           platforms: tuple[str, ...] = (),
+           applies: Callable[[Any, Any, bool], str | None] | None = None,
+           warm_start: bool = False) -> Callable[[Callable], Callable]:
     """Mark ``func`` as method ``name`` of ``decision`` (see :class:`Method`)."""
 
     def deco(func: Callable) -> Callable:

@@ -93,6 +93,9 @@ class Problem:
         if not isinstance(data, Mapping):
             raise InputError("warm start", f"a {type(data).__name__} is not a {self.name} "
                              "solution", "give a result file written with --out")
+        if "solution" in data and data["solution"] is None:
+            raise InputError("warm start", f"the result has no solution (its run ended "
+                             f"{data.get('status', 'without one')})", "give a run that found one")
         if "solution" in data and isinstance(data["solution"], Mapping):
             if data.get("decision") not in (None, self.name):
                 raise InputError("warm start", f"is a {data['decision']} result, not "

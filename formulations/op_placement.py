@@ -348,9 +348,15 @@ def cpsat(instance: Instance, options: SolveOptions, params: CpsatParams) -> Met
     start = np.array([solver.value(v) for v in info["s"]], dtype=float)
     sol = list_schedule(instance, proc, order_by_start(instance, start), classes)
     value = instance.objective(*makespan_energy(instance, sol))
-    stats["model_objective"] = None if out.objective is None else float(out.objective) * unit
+    # the model's own value of its schedule: times and energies floored to ticks, so the
+    # real schedule may be longer by one tick per op and transfer on its critical path
+    w_time, w_energy = weights
+    rounding = (w_time * (instance.n_ops + len(instance.edges)) + w_energy * instance.n_ops) \
+        * unit
+    model = None if out.objective is None else float(out.objective) * unit
     status, msg = _status(instance, out.status, value, bound)
-    return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg)
+    return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg,
+                        model_objective=model, model_tol=rounding)
 
 
 # ---------------------------------------------------------------------------------------
@@ -504,7 +510,7 @@ def order_constraints(instance: Instance) -> int:
     return 2 * int((~comp[np.triu_indices(n, 1)]).sum()) * instance.n_resources
 
 
-def _milp_applies(instance: Instance, params: MilpParams) -> str | None:
+def _milp_applies(instance: Instance, params: MilpParams, warm: bool = False) -> str | None:
     k = order_constraints(instance)
     if k > params.max_order_constraints:
         return (f"too large for the MILP (~{k:,} order constraints > max_order_constraints "
@@ -550,7 +556,11 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
         stats["solver_bound"] = bound
         bound = value if bound - value <= 1e-6 * max(abs(value), 1e-300) else bound
     status, msg = _status(instance, out.status, value, bound)
-    return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg)
+    model = None if out.objective is None else float(out.objective) * M._obj_unit
+    # HiGHS's feasibility tolerance (1e-7 in model units) on every constraint of a path
+    slack = 1e-6 * (instance.n_ops + len(instance.edges)) * M._obj_unit
+    return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg,
+                        model_objective=model, model_tol=slack)
 
 
 # ---------------------------------------------------------------------------------------
@@ -654,7 +664,7 @@ def candidate_count(instance: Instance) -> int:
     return count_linear_extensions(instance) * instance.n_resources ** instance.n_ops
 
 
-def _brute_applies(instance: Instance, params: BruteParams) -> str | None:
+def _brute_applies(instance: Instance, params: BruteParams, warm: bool = False) -> str | None:
     size = candidate_count(instance)
     if size > params.max_candidates:
         return (f"too large for brute force ({count_text(size)} candidates > max_candidates "

@@ -37,7 +37,7 @@ import itertools
 import math
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chipsched.cost import divisors
@@ -377,7 +377,11 @@ def _exact(instance: Instance, options: SolveOptions, backend_cls: type[_Backend
         bound = None if bnd is None else (max(0.0, bnd) * unit) ** exp
         if bound is not None:
             bound = min(bound, v)  # exact ties: the floor can only lower the bound
-        return _capped(MethodOutput(st, Solution.of(instance, tree), v, bound, stats=stats))
+        # the model's value: integer coefficients, each column floored by < 1 unit
+        base = sum(coef[k] for k in sel) * unit
+        model, slack = base ** exp, (base + len(sel) * unit) ** exp - base ** exp
+        return _capped(MethodOutput(st, Solution.of(instance, tree), v, bound, stats=stats,
+                                    model_objective=model, model_tol=slack))
     front, complete, d_lb, e_lb = epsilon_front(backend, d_int, e_int, deadline)
     stats["solve_s"] = time.perf_counter() - t0 - stats["build_s"]
     if not front:
@@ -386,20 +390,23 @@ def _exact(instance: Instance, options: SolveOptions, backend_cls: type[_Backend
     pts = []
     for dv, ev, sel in front:
         d, e = column_value(sel)
-        pts.append((d, e, tree_of(sel), dv, ev))
+        pts.append((d, e, tree_of(sel), dv, ev, len(sel)))
     best = min(pts, key=lambda p: obj(p[1], p[0]))
     stats["pareto_front"] = [{"latency_s": p[0], "energy_j": p[1],
                               "tree": Solution.of(instance, p[2]).text} for p in pts]
     stats["front_complete"] = complete
     v = obj(best[1], best[0])
     if complete:
-        bound = min(obj(ev * ue, dv * ud) for _, _, _, dv, ev in pts)
+        bound = min(obj(ev * ue, dv * ud) for _, _, _, dv, ev, _ in pts)
         status = Status.OPTIMAL
     else:
         bound = obj(e_lb * ue, d_lb * ud)  # the ideal point: a valid lower bound
         status = Status.TIME_LIMIT
+    dv, ev, k = best[3], best[4], best[5]
+    model = obj(ev * ue, dv * ud)  # its front point, in integer units
+    slack = obj((ev + k) * ue, (dv + k) * ud) - model
     return _capped(MethodOutput(status, Solution.of(instance, best[2]), v, min(bound, v),
-                                stats=stats))
+                                stats=stats, model_objective=model, model_tol=slack))
 
 
 def _capped(out: MethodOutput) -> MethodOutput:
@@ -408,10 +415,9 @@ def _capped(out: MethodOutput) -> MethodOutput:
     if not out.stats.get("capped"):
         return out
     st = Status.FEASIBLE if out.status is Status.OPTIMAL else out.status
-    return MethodOutput(st, out.solution, out.objective, None,
-                        f"segments capped at {out.stats['max_segment']} layers: optimal only "
-                        "within the cap", {**out.stats, "optimal_within_cap":
-                                           out.status is Status.OPTIMAL})
+    return replace(out, status=st, bound=None, message=f"segments capped at "
+                   f"{out.stats['max_segment']} layers: optimal only within the cap",
+                   stats={**out.stats, "optimal_within_cap": out.status is Status.OPTIMAL})
 
 
 @dataclass(frozen=True)
@@ -423,7 +429,7 @@ class ColumnParams:
                              ge=1)
 
 
-def _columns_apply(instance: Instance, params: ColumnParams) -> str | None:
+def _columns_apply(instance: Instance, params: ColumnParams, warm: bool = False) -> str | None:
     L, B, G = len(instance.workload), instance.batch, instance.n_tiles
     smallest = count_columns(L, B, G, 1 if params.max_segment is None else
                              max(1, min(L, params.max_segment)))
@@ -655,7 +661,7 @@ class BruteParams:
     max_candidates: int = param(200_000, "largest number of trees to enumerate", ge=1)
 
 
-def _seg_applies(instance: Instance, params: BruteParams) -> str | None:
+def _seg_applies(instance: Instance, params: BruteParams, warm: bool = False) -> str | None:
     n = count_segmented(instance)
     if n > params.max_candidates:
         return f"too large for brute force ({count_text(n)} trees > max_candidates " \
@@ -663,7 +669,7 @@ def _seg_applies(instance: Instance, params: BruteParams) -> str | None:
     return None
 
 
-def _full_applies(instance: Instance, params: BruteParams) -> str | None:
+def _full_applies(instance: Instance, params: BruteParams, warm: bool = False) -> str | None:
     L = len(instance.workload)
     if L > MAX_BRUTE_LAYERS:
         return f"too large for brute force ({L} layers > {MAX_BRUTE_LAYERS})"

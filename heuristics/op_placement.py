@@ -451,7 +451,7 @@ def heft(instance: Instance, options: SolveOptions, params: HeftParams) -> Metho
 # Best single processor
 
 
-def _one_runs_all(instance: Instance, params: Any) -> str | None:
+def _one_runs_all(instance: Instance, params: Any, warm: bool = False) -> str | None:
     if instance.best_single is None:
         return "no processor can run every op"
     return None

@@ -581,7 +581,7 @@ def lp(instance: Instance, options: SolveOptions, params: LPParams) -> MethodOut
     return _dp_method(instance, "lp", params.max_segment, params.max_front)
 
 
-def _has_tree(instance: Instance, params: Any) -> str | None:
+def _has_tree(instance: Instance, params: Any, warm: bool = False) -> str | None:
     if instance.given is None:
         return "the instance has no given tree (pass a .tree file: network: NAME, tree: …)"
     return None

@@ -49,6 +49,9 @@ class SolveOptions:
             raise InputError("mip_gap", f"must be in [0, 1), got {self.mip_gap}")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise InputError("seed", f"must be a non-negative integer, got {self.seed!r}")
+        if self.progress is not None and not callable(self.progress):
+            raise InputError("progress", f"must be a callback (done, total, note) or None, "
+                             f"got {self.progress!r}", "the CLI draws progress bars itself")
 
     def report(self, done: float, total: float | None = None, note: str = "") -> None:
         """Tell the progress callback (if any) how far the run is: ``done`` of ``total``

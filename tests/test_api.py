@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from chipsched.api import ConsistencyError, NotApplicable, best_bound, compare, solve
@@ -185,3 +186,63 @@ def test_restricted_space_bounds_do_not_bound_the_decision():
     assert best_bound([seg, heur]) is None
     assert best_bound([full, seg, heur]) == 10.0
     assert seg.to_dict()["space"] == "segmented"
+
+
+def test_warm_start_edge_cases_are_refused_before_anything_runs():
+    runs = []
+
+    @method("toy", "counted", "heuristic", "counts its runs")
+    def counted(inst, options):
+        runs.append(1)
+        return MethodOutput(Status.FEASIBLE, 0, float(inst[0]))
+
+    reg = Registry([toy.Decision(toy.PROBLEM, collect(
+        [counted.__chipsched_method__, toy.exact.__chipsched_method__,
+         toy.first.__chipsched_method__, toy.nothing.__chipsched_method__]), toy.make)])
+    with pytest.raises(InputError, match="toy/exact takes no warm start"):
+        solve("toy", INST, "exact", registry_=reg, warm_start="counted")
+    assert not runs  # refused before the warm start's method ran
+    empty = solve("toy", INST, "nothing", registry_=reg)
+    with pytest.raises(InputError, match="the nothing result has no solution"):
+        solve("toy", INST, "first", registry_=reg, warm_start=empty)
+    with pytest.raises(InputError, match="the result has no solution"):
+        solve("toy", INST, "first", registry_=reg, warm_start=empty.to_dict())
+    with pytest.raises(InputError, match="nothing gave no solution"):
+        compare("toy", INST, ["first"], registry_=reg, warm_start="nothing")
+    with pytest.raises(InputError, match="neither a toy method nor a result file"):
+        compare("toy", INST, ["first"], registry_=reg, warm_start="nope.json")
+    with pytest.raises(InputError, match="progress: must be a callback"):
+        solve("toy", INST, "first", registry_=reg, progress=True)
+
+
+def test_compare_warm_start_method_gets_its_parameters_and_runs_cold_on_other_seeds():
+    seen = []
+
+    @method("toy", "walker", "heuristic", "records its warm start", randomized=True,
+            warm_start=True, params=toy.NthParams)
+    def walker(inst, options, params):
+        seen.append((options.seed, options.warm_start, params.n))
+        i = params.n % len(inst)
+        return MethodOutput(Status.FEASIBLE, i, float(inst[i]))
+
+    reg = Registry([toy.Decision(toy.PROBLEM, collect(
+        [walker.__chipsched_method__, toy.first.__chipsched_method__]), toy.make)])
+    res = compare("toy", INST, ["walker", "first"], seeds=range(2), registry_=reg,
+                  warm_start="walker", n=1)
+    assert seen == [(0, None, 1), (1, None, 1)]  # its own runs: cold, with n=1
+    assert [r.objective for r in res] == [3.0, 3.0, 3.0]  # first starts from index 1
+
+
+def test_parameter_values_the_cli_and_numpy_give():
+    from chipsched.method import ParamSpec
+
+    n = ParamSpec("n", int, True, None, "a count", ge=0)
+    assert n.check("1e3", "n") == 1000 and n.check(np.int64(7), "n") == 7
+    assert n.check("none", "n") is None and n.check("null", "n") is None
+    with pytest.raises(InputError, match="must be an integer"):
+        n.check("1" + "0" * 400 + ".5", "n")
+    x = ParamSpec("x", float, False, 1.0, "a number")
+    with pytest.raises(InputError, match="must be a finite number"):
+        x.check("1" + "0" * 400, "x")  # float('1e400') is inf
+    s = ParamSpec("s", str, True, None, "a name")
+    assert s.check("none", "s") is None and s.check("seed004", "s") == "seed004"

@@ -130,3 +130,22 @@ def test_a_heuristic_runs_without_loading_a_solver_backend():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_no_package_attribute_is_shadowed_by_a_submodule():
+    """A package whose ``__init__`` defines ``cpsat`` and also has a submodule
+    ``cpsat.py`` loses the function the first time the submodule is imported (Python
+    binds the submodule to the package attribute): a method vanishes from the registry."""
+    clashes = []
+    for name, path in _modules().items():
+        if path.name != "__init__.py":
+            continue
+        subs = {p.stem for p in path.parent.glob("*.py") if p.name != "__init__.py"} | \
+            {p.name for p in path.parent.iterdir() if (p / "__init__.py").is_file()}
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined = {n.name for n in tree.body
+                   if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))}
+        defined |= {t.id for n in tree.body if isinstance(n, ast.Assign)
+                    for t in n.targets if isinstance(t, ast.Name)}
+        clashes += [f"{name}.{d}" for d in sorted(defined & subs)]
+    assert not clashes, clashes

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import chipsched
-from chipsched.formulations.region_split.bruteforce import brute_chiplet, brute_soc
-from chipsched.formulations.region_split.dp import dp_chiplet, dp_soc
+from chipsched.formulations.region_split.dynprog import dp_chiplet, dp_soc
+from chipsched.formulations.region_split.enumeration import brute_chiplet, brute_soc
 from chipsched.formulations.region_split.pruning import (
     best_counts,
     chiplet_options,

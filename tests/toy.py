@@ -82,7 +82,7 @@ def nth(inst, options, params: NthParams):
 
 
 @method("toy", "short", "heuristic", "needs at most 3 numbers",
-        applies=lambda inst, params: None if len(inst) <= 3 else "more than 3 numbers")
+        applies=lambda inst, params, warm: None if len(inst) <= 3 else "more than 3 numbers")
 def short(inst, options):
     return MethodOutput(Status.FEASIBLE, len(inst) - 1, float(inst[-1]))
 

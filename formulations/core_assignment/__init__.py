@@ -91,7 +91,7 @@ def _full_model_size(instance: Instance) -> tuple[int, int, str]:
     return instance.n, instance.n_cores, "mesh"
 
 
-def _full_applies(instance: Instance, params: Any) -> str | None:
+def _full_applies(instance: Instance, params: Any, warm: bool = False) -> str | None:
     n, slots, what = _full_model_size(instance)
     edges = int(instance.graph.m)
     if n * slots > MAX_ASSIGNMENT_VARS[what] or edges > MAX_MODEL_EDGES:
@@ -222,9 +222,34 @@ SPACE = "placements of a fixed partition (the warm start's — e.g. of -p groups
         "else one vertex per core, else the min-cut partition)"
 
 
+def _place_applies(backend: str):  # noqa: ANN202 - returns the applicability test
+    """Without a warm start a ``-place`` method makes its own groups — one vertex per core
+    when no two fit on a core, else the exact min-cut partition's — so the models that
+    make and place them must be small enough; a warm start brings the groups."""
+
+    def applies(instance: Instance, params: Any, warm: bool = False) -> str | None:
+        if warm:
+            return None
+        n, edges = instance.n, int(instance.graph.m)
+        if instance.forced_partition:
+            if backend != "bnb" and (n * instance.n_cores > MAX_ASSIGNMENT_VARS["placement"]
+                                     or edges > MAX_MODEL_EDGES):
+                return (f"too large for the exact placement model ({n:,} vertices × "
+                        f"{instance.n_cores:,} cores, {edges:,} edges)")
+            return None
+        k = min(n, instance.n_cores)
+        if n * k > MAX_ASSIGNMENT_VARS["partition"] or edges > MAX_MODEL_EDGES:
+            return (f"its groups would come from the exact partition model, too large here "
+                    f"({n:,} vertices × {k:,} parts, {edges:,} edges); hand it the groups: "
+                    "-p groups=seed004 (or --warm-start)")
+        return None
+
+    return applies
+
+
 @method(D, "cpsat-place", "exact", "CP-SAT QAP placement of a fixed partition's groups "
         "(integer coordinates, all-different, per-axis Manhattan)", source="ours",
-        space=SPACE, warm_start=True)
+        space=SPACE, warm_start=True, applies=_place_applies("cpsat"))
 def cpsat_place(instance: Instance, options: SolveOptions) -> MethodOutput:
     """Place the warm start's groups (else one vertex per core, else the min-cut
     partition's groups) exactly."""
@@ -232,7 +257,7 @@ def cpsat_place(instance: Instance, options: SolveOptions) -> MethodOutput:
 
 
 @method(D, "milp-place", "exact", "Pyomo MILP QAP placement of a fixed partition's groups",
-        source="ours", space=SPACE, warm_start=True)
+        source="ours", space=SPACE, warm_start=True, applies=_place_applies("milp"))
 def milp_place(instance: Instance, options: SolveOptions) -> MethodOutput:
     """As :func:`cpsat_place`, with the MILP."""
     return _place(instance, options, "milp")
@@ -240,7 +265,7 @@ def milp_place(instance: Instance, options: SolveOptions) -> MethodOutput:
 
 @method(D, "bnb-place", "exact", "Gilmore–Lawler branch and bound for the placement of a "
         "fixed partition's groups", source="Gilmore 1962, Lawler 1963", space=SPACE,
-        warm_start=True)
+        warm_start=True, applies=_place_applies("bnb"))
 def bnb_place(instance: Instance, options: SolveOptions) -> MethodOutput:
     """As :func:`cpsat_place`, by branch and bound."""
     return _place(instance, options, "bnb")
@@ -255,7 +280,7 @@ class BruteParams:
     max_candidates: int = param(MAX_CANDIDATES, "largest number of vertex → core maps", ge=1)
 
 
-def _brute_applies(instance: Instance, params: BruteParams) -> str | None:
+def _brute_applies(instance: Instance, params: BruteParams, warm: bool = False) -> str | None:
     n, N = instance.n, instance.n_cores
     # compare in logs: N ** n has thousands of digits on a real neuron graph
     if n * math.log(max(N, 1)) > math.log(max(params.max_candidates, 1)):

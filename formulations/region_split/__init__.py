@@ -31,9 +31,9 @@ depends on it, only the d2d metrics. The face's chain step ``placement``
 core_assignment placement method, for every chiplet method.
 
 Every model reports its objective from its own data (the stage tables), which the face
-checks against the evaluator's direct sums. Modules: :mod:`.dp`, :mod:`.pruning`
-(bounds and options), :mod:`.cpsat`, :mod:`.milp` (their backends load only when the
-method runs), :mod:`.bruteforce`.
+checks against the evaluator's direct sums. Modules: :mod:`.dynprog`, :mod:`.pruning`
+(bounds and options), :mod:`.cpsat_models`, :mod:`.milp_models` (their backends load only when the
+method runs), :mod:`.enumeration`.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ from chipsched.problems.region_split import (
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
 
-from .bruteforce import brute_chiplet, brute_soc, chiplet_candidates, soc_candidates
-from .dp import dp_chiplet, dp_soc
+from .dynprog import dp_chiplet, dp_soc
+from .enumeration import brute_chiplet, brute_soc, chiplet_candidates, soc_candidates
 
 DECISION = "region_split"
 SOURCE = "seeds 000/001; exact over tables of segment × count costs"
@@ -66,7 +66,7 @@ def _chiplet(instance: Any) -> bool:
         "SoC: monotone layer → processor assignment", source=SOURCE, warm_start=True)
 def cpsat(instance: Any, options: SolveOptions) -> MethodOutput:
     """CP-SAT for either platform."""
-    from .cpsat import cpsat_chiplet, cpsat_soc
+    from .cpsat_models import cpsat_chiplet, cpsat_soc
 
     if _chiplet(instance):
         return cpsat_chiplet(instance, options)
@@ -77,7 +77,7 @@ def cpsat(instance: Any, options: SolveOptions) -> MethodOutput:
         "SoC: monotone assignment", source=SOURCE, warm_start=True)
 def milp(instance: Any, options: SolveOptions) -> MethodOutput:
     """The MILP for either platform, solved by ``options.milp_solver``."""
-    from .milp import milp_chiplet, milp_soc
+    from .milp_models import milp_chiplet, milp_soc
 
     if _chiplet(instance):
         return milp_chiplet(instance, options)
@@ -104,7 +104,7 @@ class BruteForceParams:
     max_candidates: int = param(500_000, "largest number of candidates to enumerate", ge=1)
 
 
-def _brute_applies(instance: Any, params: BruteForceParams) -> str | None:
+def _brute_applies(instance: Any, params: BruteForceParams, warm: bool = False) -> str | None:
     size = chiplet_candidates(instance) if _chiplet(instance) else soc_candidates(instance)
     if size > params.max_candidates:
         return (f"too large for brute force ({count_text(size)} candidates > max_candidates "

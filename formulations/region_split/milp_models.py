@@ -26,7 +26,7 @@ from .common import (
     soc_table_value,
     soc_ub,
 )
-from .cpsat import pruning_incumbent
+from .cpsat_models import model_value, pruning_incumbent
 from .pruning import chiplet_options, start_values
 
 
@@ -101,7 +101,8 @@ def milp_chiplet(inst: ChipletInstance, options: SolveOptions,
     if bound is not None and bound > value:
         bound = value  # solver tolerance: the bound cannot exceed a found solution
     return MethodOutput(out.status, chiplet_solution(inst, regs, cnts), objective=value,
-                        bound=bound, stats=stats)
+                        bound=bound, stats=stats, model_objective=model_value(out, scale),
+                        model_tol=1e-6 * opts.ub)
 
 
 def milp_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
@@ -182,4 +183,5 @@ def milp_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
     value = soc_table_value(inst, sol.regions, sol.processors)
     if bound is not None and bound > value:
         bound = value
-    return MethodOutput(out.status, sol, objective=value, bound=bound, stats=stats)
+    return MethodOutput(out.status, sol, objective=value, bound=bound, stats=stats,
+                        model_objective=model_value(out, scale), model_tol=1e-6 * ub)

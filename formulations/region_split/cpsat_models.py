@@ -91,9 +91,16 @@ def cpsat_chiplet(inst: ChipletInstance, options: SolveOptions,
     chosen = sorted((int(opts.i[s]), int(opts.j[s]), int(opts.m[s]))
                     for s in range(len(opts)) if solver.value(x[s]))
     regs, cnts = [(a, b) for a, b, _ in chosen], [m for _, _, m in chosen]
+    # the model's own value: costs floored to ticks, less than one tick lost per region
     return MethodOutput(out.status, chiplet_solution(inst, regs, cnts),
                         objective=chiplet_table_value(inst, table, regs, cnts),
-                        bound=bound, stats=stats)
+                        bound=bound, stats=stats, model_objective=model_value(out, scale),
+                        model_tol=Rmax / scale)
+
+
+def model_value(out: Any, scale: float) -> float | None:
+    """The objective the solver gives its own solution, in the decision's unit."""
+    return None if out.objective is None else float(out.objective) / scale
 
 
 def pruning_incumbent(inst: ChipletInstance, table: np.ndarray, opts: ChipletOptions,
@@ -197,5 +204,8 @@ def cpsat_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
     assign = [next(p for p in range(P) if solver.value(x[l][p])) for l in range(L)]
     sol = soc_decode(inst, assign)
     value = soc_table_value(inst, sol.regions, sol.processors)
+    # a true stage is below its integer value plus one unit: Rmax + 1 units in all
     return MethodOutput(out.status, sol, objective=value,
-                        bound=None if bound is None else min(bound, value), stats=stats)
+                        bound=None if bound is None else min(bound, value), stats=stats,
+                        model_objective=model_value(out, scale),
+                        model_tol=(Rmax + 1) / scale)
