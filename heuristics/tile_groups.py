@@ -48,6 +48,14 @@ from chipsched.solvers.options import SolveOptions
 #: SET's operator weights (sa.cpp: swap-front 10, swap-back 10, delete 20, add 20,
 #: batch down 20, batch up 20, move leaf 40): OP1 (swap) 20, OP2 (move) 40, others 20.
 OP_WEIGHTS = {"op1": 20, "op2": 40, "op3": 20, "op4": 20, "op5": 20, "op6": 20}
+#: Our two additions (``moves="extended"``), weighted like OP3/OP4: OP7 merges two
+#: adjacent sibling cuts of the same type and sub-batch count, OP8 splits a cut in two.
+#: Without them ``T(k)[a] T(k)[b]`` cannot become ``T(k)[a b]`` through feasible trees
+#: (OP2 moves a leaf only among its parent's children; OP4 on a wrapper puts the layer
+#: back at the full batch, which may not fit).
+EXTENDED_WEIGHTS = {**OP_WEIGHTS, "op7": 20, "op8": 20}
+MOVES = ("extended", "document")
+STARTS = ("wrapped", "ls", "dp")
 
 SPACES = ("full", "ls", "lp")
 
@@ -259,9 +267,62 @@ def op6_fewer_sub_batches(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | N
     return _resb(tree, rng, ctx, False)
 
 
+def op7_merge(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
+    """OP7 [ours]: merge two adjacent sibling cuts of the same type and sub-batch count
+    into one (``T(k)[a] T(k)[b]`` → ``T(k)[a b]``; an S cut's explicit allocation is
+    dropped for the NPT one). In the LS/LP spaces only root children merge."""
+    cuts = _cuts_with_batch(tree, ctx.batch, ctx)
+    if ctx.space != "full":
+        cuts = [c for c in cuts if not c[0]]
+    pairs = [(path, node, i) for path, node, _ in cuts
+             for i in range(len(node.children) - 1)
+             if node.children[i].kind != LEAF and node.children[i + 1].kind != LEAF
+             and node.children[i].kind == node.children[i + 1].kind
+             and node.children[i].sb == node.children[i + 1].sb]
+    if not pairs:
+        return None
+    path, node, i = pairs[rng.randrange(len(pairs))]
+    a, b = node.children[i], node.children[i + 1]
+    merged = Node(a.kind, -1, a.children + b.children, a.sb, None)
+    kids = node.children[:i] + (merged,) + node.children[i + 2:]
+    # a non-root cut left with the merged cut alone would hold a single cut
+    new = _rebuilt(node.kind, kids, node.sb, not path)
+    if new is None:
+        return None
+    return replace_at(tree, path, new)
+
+
+def op8_split(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
+    """OP8 [ours], the inverse of OP7: split a non-root cut with ≥ 2 children into two
+    adjacent cuts of its type and sub-batch count (``T(k)[a b]`` → ``T(k)[a] T(k)[b]``;
+    a part of one leaf becomes ``T(k)[leaf]``, or the leaf when k = 1)."""
+    cuts = [c for c in _cuts_with_batch(tree, ctx.batch, ctx)
+            if c[0] and len(c[1].children) >= 2]
+    if ctx.space != "full":
+        cuts = [c for c in cuts if len(c[0]) == 1]
+    if not cuts:
+        return None
+    path, node, _ = cuts[rng.randrange(len(cuts))]
+    k = rng.randint(1, len(node.children) - 1)
+    parts = []
+    for kids in (node.children[:k], node.children[k:]):
+        part = _rebuilt(node.kind, kids, node.sb, False)
+        if part is None:
+            return None
+        parts.append(part)
+    pp, j = path[:-1], path[-1]
+    parent = get(tree, pp)
+    kids = parent.children[:j] + tuple(parts) + parent.children[j + 1:]
+    new_p = _rebuilt(parent.kind, kids, parent.sb, not pp)
+    if new_p is None or (parent.kind == SCUT and parent.alloc is not None):
+        return None  # an explicit allocation has one count per child: leave it alone
+    return replace_at(tree, pp, new_p)
+
+
 OPERATORS: dict[str, Callable[[Node, random.Random, _Ctx], Node | None]] = {
     "op1": op1_swap, "op2": op2_move, "op3": op3_group, "op4": op4_delete,
-    "op5": op5_more_sub_batches, "op6": op6_fewer_sub_batches,
+    "op5": op5_more_sub_batches, "op6": op6_fewer_sub_batches, "op7": op7_merge,
+    "op8": op8_split,
 }
 
 
@@ -299,9 +360,46 @@ def accept(cur: float, new: float, temp: float, rng: random.Random) -> bool:
     return rng.random() < math.exp(-((new - cur) / cur) / temp)
 
 
+def wrapped_start(instance: Instance) -> tuple[Node, float]:
+    """The default start [ours]: a root ``T(1)`` whose children are the layers in
+    topological order, each wrapped in ``T(k)[layer]`` with the smallest sub-batch count
+    k (a divisor of the batch) with which it fits the buffers alone — the bare leaf when
+    k = 1.
+
+    SET's start (:func:`initial_tree`) runs every layer at the full batch under one root
+    T cut; our buffer rule is stricter than SET's (docs/tile_groups.md), so on real
+    networks that tree does not fit and a root sub-batch count k > 1 is taken instead,
+    which re-runs the whole network k times and reloads every weight per run — and going
+    back to one root run is a global move that is never feasible, so the annealing stays
+    near the layer-sequential value. Wrapping each layer alone keeps the root at one
+    run and every layer at the largest batch that fits.
+    """
+    an = instance.analyzer
+    segs = []
+    for layer in range(len(instance.workload)):
+        for k in divisors(instance.batch):
+            node = leaf(layer) if k == 1 else cut(TCUT, [leaf(layer)], k)
+            try:
+                an.segment(node, instance.batch, (layer,))
+            except Infeasible:
+                continue
+            segs.append(node)
+            break
+        else:
+            raise InputError(f"layer {instance.layer_names[layer]!r}", "fits the buffers "
+                             "with no sub-batch count", "use a chip with more tiles or "
+                             "larger buffers")
+    tree = assemble(segs)
+    v = an.try_objective(tree)
+    if v is None:  # every segment fits, so the tree does; a failure here is a bug
+        raise RuntimeError("the wrapped start does not run although its segments do")
+    return tree, v
+
+
 def initial_tree(instance: Instance) -> tuple[Node, float]:
-    """SET's start: all leaves under a root T cut in topological order (layer-sequential);
-    of the root sub-batch counts that fit the buffers, the one with the best objective."""
+    """SET's start (``start="ls"``): all leaves under a root T cut in topological order
+    (layer-sequential); of the root sub-batch counts that fit the buffers, the one with
+    the best objective."""
     an = instance.analyzer
     best: tuple[Node, float] | None = None
     for sb in divisors(instance.batch):
@@ -334,7 +432,9 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
     cur, cur_v = start
     best, best_v = start
     valid = accepted = improved = 0
-    per_op = {k: [0, 0] for k in OPERATORS}
+    # per operator: trees proposed, of which infeasible, accepted, new best
+    per_op = {k: {"proposed": 0, "infeasible": 0, "accepted": 0, "improved": 0}
+              for k in w if w[k] > 0}
     t_start = time.perf_counter()
     step = max(1, iterations // 100)
     rounds = 0
@@ -350,32 +450,36 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
         if m is None:
             continue
         new, op = m
+        po = per_op[op]
+        po["proposed"] += 1
         v = an.try_objective(new)
         if v is None:
+            po["infeasible"] += 1
             continue
         valid += 1
-        per_op[op][0] += 1
         if v < best_v:
             best, best_v = new, v
             improved += 1
+            po["improved"] += 1
         temp = math.inf if greedy_random else temperature(r / iterations, t0, alpha)
         if greedy_random or accept(cur_v, v, temp, rng):
             cur, cur_v = new, v
             accepted += 1
-            per_op[op][1] += 1
+            po["accepted"] += 1
     wall = time.perf_counter() - t_start
     stats = {"iterations": rounds, "valid": valid, "accepted": accepted, "improved": improved,
-             "per_op_valid_accepted": per_op, "start_objective": start[1],
+             "operators": per_op, "start_objective": start[1],
              "iterations_per_s": rounds / wall if wall > 0 else None, "loop_s": wall,
              "segment_cache": len(an._seg)}
     return best, best_v, stats
 
 
-def _start(instance: Instance, options: SolveOptions, start: str = "ls"
+def _start(instance: Instance, options: SolveOptions, start: str = "wrapped"
            ) -> tuple[Node, float]:
-    """The SA's first tree: ``options.warm_start`` if given; else ``start='ls'`` (SET's
-    layer-sequential start, :func:`initial_tree`) or ``start='dp'`` (the better of the
-    LS and LP dynamic programs — SET's commented-out "SA-min" start)."""
+    """The SA's first tree: ``options.warm_start`` if given; else ``start='wrapped'``
+    (:func:`wrapped_start`, the default), ``'ls'`` (SET's layer-sequential start,
+    :func:`initial_tree`) or ``'dp'`` (the better of the LS and LP dynamic programs —
+    SET's commented-out "SA-min" start)."""
     ws = options.warm_start
     if ws is not None:
         tree = ws.tree if isinstance(ws, Solution) else ws
@@ -383,13 +487,15 @@ def _start(instance: Instance, options: SolveOptions, start: str = "ls"
         if v is None:
             raise InputError("warm_start", "the given tree cannot run on this instance")
         return tree, v
+    if start == "wrapped":
+        return wrapped_start(instance)
     if start == "ls":
         return initial_tree(instance)
     if start == "dp":
         outs = [_dp_method(instance, m, 16 if m == "ls" else 12, 64) for m in ("ls", "lp")]
         best = min(outs, key=lambda o: o.objective)
         return best.solution.tree, best.objective
-    raise InputError("start", f"unknown start {start!r}", "use 'ls' or 'dp'")
+    raise InputError("start", f"unknown start {start!r}", f"use one of {', '.join(STARTS)}")
 
 
 @dataclass(frozen=True)
@@ -403,9 +509,13 @@ class SAParams:
                                 "restarts from the best tree", ge=0, le=1)
     space: str = param("full", "trees searched: 'full', or only LS ('ls') / LP ('lp') root "
                        "children (the authors' restricted searches)", choices=SPACES)
-    start: str = param("ls", "first tree: SET's layer-sequential start ('ls') or the better "
-                       "LS/LP DP tree ('dp'); a warm start overrides it",
-                       choices=("ls", "dp"))
+    start: str = param("wrapped", "first tree: every layer alone at the largest batch that "
+                       "fits under a root T(1) ('wrapped', ours), SET's layer-sequential "
+                       "start ('ls'), or the better LS/LP DP tree ('dp'); a warm start "
+                       "overrides it", choices=STARTS)
+    moves: str = param("extended", "operators: OP1–OP6 of the document plus OP7 merge / "
+                       "OP8 split of adjacent cuts ('extended', ours), or OP1–OP6 only "
+                       "('document')", choices=MOVES)
 
 
 @method("tile_groups", "sa", "heuristic",
@@ -422,9 +532,10 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
         int(round(params.beta * len(instance.workload)))
     rng = random.Random(options.seed)
     start = _start(instance, options, params.start)
+    weights = EXTENDED_WEIGHTS if params.moves == "extended" else OP_WEIGHTS
     best, v, stats = anneal(instance, rng, start=start, iterations=max(0, n), t0=params.t0,
                             alpha=params.alpha, restart_frac=params.restart_frac,
-                            weights=OP_WEIGHTS, space=params.space,
+                            weights=weights, space=params.space,
                             progress=options.progress, time_limit=options.time_limit,
                             label="SA")
     return MethodOutput(Status.FEASIBLE, Solution.of(instance, best), v, stats=stats)

@@ -265,11 +265,13 @@ def test_cli_solve_compare_list_and_bad_trees(tmp_path, monkeypatch):
 @settings(max_examples=25, derandomize=True)
 @given(st.data())
 def test_operator_walks_stay_in_the_tree_space(data):
-    """OP1–OP6 from the LS start: every tree passes the structural checks (all layers once,
-    leaves in a topological order, b % sb == 0, cut shapes) and keeps its sub-batches."""
+    """OP1–OP8 from the LS start or from wrapped layers (``T(k)[layer]``, the default
+    start's shape): every tree passes the structural checks (all layers once, leaves in
+    a topological order, b % sb == 0, cut shapes) and keeps its sub-batches."""
     import random
 
-    from chipsched.problems.tile_groups import check_structure, leaf_paths
+    from chipsched.cost import divisors
+    from chipsched.problems.tile_groups import assemble, check_structure, cut, leaf, leaf_paths
 
     n = data.draw(st.integers(2, 7))
     w = _net(data.draw, n)
@@ -277,10 +279,15 @@ def test_operator_walks_stay_in_the_tree_space(data):
     space = data.draw(st.sampled_from(H.SPACES))
     ctx = H._Ctx(frozenset((s, d) for s, d, _ in w.edges), B, space)
     rng = random.Random(data.draw(st.integers(0, 10 ** 6)))
-    tree = ls_tree(n, 1)
+    if space == "full" and data.draw(st.booleans()):
+        ks = [rng.choice(divisors(B)) for _ in range(n)]
+        tree = assemble([leaf(i) if k == 1 else cut("T", [leaf(i)], k)
+                         for i, k in enumerate(ks)])
+    else:
+        tree = ls_tree(n, 1)
     seen_ops = set()
-    for _ in range(60):
-        m = H.mutate(tree, rng, ctx, H.OP_WEIGHTS)
+    for _ in range(120):
+        m = H.mutate(tree, rng, ctx, H.EXTENDED_WEIGHTS)
         if m is None:
             break
         tree, op = m
@@ -310,3 +317,59 @@ def test_milp_front_matches_cpsat_with_large_coefficients():
     b = [(p["latency_s"], p["energy_j"]) for p in mi.stats["pareto_front"]]
     assert len(a) == len(b) >= 8
     assert all(_close(x[0], y[0]) and _close(x[1], y[1]) for x, y in zip(a, b, strict=True))
+
+
+def test_wrapped_start_runs_every_layer_alone_at_the_largest_batch_that_fits():
+    inst = Instance(chipsched.get_network("resnet50"), get_chip("edge-4x4"), batch=8)
+    tree, v = H.wrapped_start(inst)
+    assert tree.kind == "T" and tree.sb == 1 and len(tree.children) == len(inst.workload)
+    an = inst.analyzer
+    for i, seg in enumerate(tree.children):
+        k = 1 if seg.kind == "L" else seg.sb
+        assert seg.layers == (i,)
+        for smaller in [d for d in divisors(8) if d < k]:  # k is the smallest that fits
+            node = H.leaf(i) if smaller == 1 else H.cut("T", [H.leaf(i)], smaller)
+            assert an.try_objective(H.assemble([node])) is None
+    assert v == pytest.approx(an.objective(tree), rel=1e-12)
+    # SET's start does not fit at one root run on this chip: it re-runs the network
+    ls_start, _ = H.initial_tree(inst)
+    assert ls_start.sb > 1
+
+
+def test_merge_and_split_are_inverse_moves():
+    import random
+
+    from chipsched.problems.tile_groups import cut, leaf
+    ctx = H._Ctx(frozenset(), 8, "full")
+    a, b = cut("T", [leaf(0)], 2), cut("T", [leaf(1), leaf(2)], 2)
+    tree = cut("T", [a, b, leaf(3)], 1)
+    merged = H.op7_merge(tree, random.Random(0), ctx)
+    assert merged == cut("T", [cut("T", [leaf(0), leaf(1), leaf(2)], 2), leaf(3)], 1)
+    splits = {H.op8_split(merged, random.Random(s), ctx) for s in range(20)}
+    assert tree in splits  # T(2)[l0 l1 l2] → T(2)[l0] T(2)[l1 l2] is one of the splits
+    # different sub-batch counts or types do not merge; a non-root cut is never left
+    # holding the merged cut alone
+    assert H.op7_merge(cut("T", [a, cut("T", [leaf(1)], 4)], 1), random.Random(0), ctx) is None
+    inner = cut("S", [cut("T", [leaf(0)], 2), cut("T", [leaf(1)], 2)], 1)
+    assert H.op7_merge(cut("T", [inner, leaf(2)], 1), random.Random(0), ctx) is None
+
+
+def test_sa_reports_per_operator_counts_and_document_moves_use_op1_to_op6():
+    inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
+    ext = call(H.sa, inst, SolveOptions(seed=3), beta=30)
+    doc = call(H.sa, inst, SolveOptions(seed=3), beta=30, moves="document")
+    assert set(ext.stats["operators"]) == {f"op{k}" for k in range(1, 9)}
+    assert set(doc.stats["operators"]) == {f"op{k}" for k in range(1, 7)}
+    for ops in (ext.stats["operators"], doc.stats["operators"]):
+        for c in ops.values():
+            assert c["accepted"] <= c["proposed"] - c["infeasible"]
+            assert c["improved"] <= c["proposed"] - c["infeasible"]
+        assert sum(c["proposed"] for c in ops.values()) <= 30 * len(inst.workload)
+
+
+def test_sa_beats_both_baselines_on_resnet50_edge_by_default():
+    """Issue 10's acceptance case: ResNet-50, edge-4x4, batch 8, seed 1."""
+    inst = chipsched.make_instance("tile_groups", "resnet50", "edge-4x4", batch=8)
+    sa = chipsched.solve("tile_groups", inst, "sa", seed=1)
+    for m in ("ls", "lp"):
+        assert sa.objective < chipsched.solve("tile_groups", inst, m).objective
