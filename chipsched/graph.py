@@ -1,7 +1,7 @@
 """Seed-000 graph operations: computation graph, chain reduction, pipeline groups, group graph S.
 
 Source: CN115421897A (chiplet-oriented DNN pipeline-parallel scheduling), claims 2–4;
-``../shared/SEEDS.md`` section 000, steps 1–3.
+seed 000 (``docs/sources.md``), steps 1–3.
 
 1. :func:`computation_graph` — G = (V, E): a node per operator with [in-degree,
    out-degree, compute]; an edge per data dependency with weight = the data volume of

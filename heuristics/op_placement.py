@@ -1,7 +1,7 @@
 """Op-placement heuristics: seed 003's cost/profit assignment, its by-class variants,
 HEFT, and the best single processor.
 
-Seed 003 (``../shared/SEEDS.md`` §003, step 3; the patent's [0024]–[0034], [0050],
+Seed 003 (``docs/sources.md``; the patent's [0024]–[0034], [0050],
 [0054]–[0056])
 --------------------------------------------------------------------------------
 Ops are taken in program (topological) order i = 0, 1, …; the candidate cores j are

@@ -1,6 +1,6 @@
 """Heuristics and baselines for region_split: seeds 000 and 001, equal splits.
 
-Seed 000 (CN115421897A, claims 5–7; ``../shared/SEEDS.md`` section 000, steps 4–6):
+Seed 000 (CN115421897A, claims 5–7, ``docs/sources.md``):
 :func:`seed000_regions` — recursive lightest-edge bisection of the group graph S with
 the proportional sub-chiplet split, the "each side ≥ total/M" rule and the
 t0 > t1 + t2 + t3 stop, costed with the expected-cost formula (C + D); then

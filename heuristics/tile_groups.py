@@ -2,7 +2,7 @@
 (operators OP1–OP6), the layer-sequential (LS) and layer-pipelined (LP) baselines as
 Tangram-style dynamic programs over segment boundaries, and random search.
 
-Sources: seed 002 (``../shared/SEEDS.md`` §002, "Search") and the authors' public code
+Sources: seed 002 (``docs/sources.md``) and the authors' public code
 (SET-ISCA2023 ``src/sa.cpp``: the temperature schedule, the acceptance rule, the
 operator weights, the restart from the best tree for the last 10 % of the rounds).
 Every tree is evaluated by the one analyzer, ``chipsched.problems.tile_groups``; its

@@ -1,7 +1,7 @@
 """NeuronGraph: large undirected graphs with vertex sizes and edge weights, as CSR numpy arrays.
 
-The graph of the ``core_assignment`` decision (seed 004, ``../shared/SEEDS.md`` section
-004): vertices are neurons (or groups of neurons), a vertex's *size* is its neuron count,
+The graph of the ``core_assignment`` decision (seed 004, ``docs/sources.md``): vertices
+are neurons (or groups of neurons), a vertex's *size* is its neuron count,
 an edge's *weight* is the number of synapses between its two ends (the traffic it
 carries per inference, in units of ``Instance.weight_bytes``).
 

@@ -1,5 +1,5 @@
 """core_assignment: neurons (vertices of a :class:`~chipsched.neurongraph.NeuronGraph`) onto
-a ``rows × cols`` mesh of cores with a capacity (seed 004, ``../shared/SEEDS.md`` §004).
+a ``rows × cols`` mesh of cores with a capacity (seed 004, ``docs/sources.md``).
 
 Instance: the graph (vertex sizes = neurons, edge weights = synapses), the chip (its
 ``noc`` gives the energy per bit and hop), the core array (rows, cols, ``capacity``

@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 D = "core_assignment"
-SRC = "seed 004 (CN patent, ../shared/SEEDS.md §004)"
+SRC = "seed 004 (CN patent; docs/sources.md)"
 
 
 class _Stages:

@@ -2,8 +2,8 @@
 refinement, packing into neuron groups. Every step is its own function; the hot loops
 are numba kernels (``_…``), the drivers take a ``numpy.random.Generator`` or a seed.
 
-Source: CN patent "一种面向众核架构的神经网络拓扑结构映射方法" (``../shared/seeds/004_…``,
-summarised in ``../shared/SEEDS.md`` §004); paragraph numbers below are the document's.
+Source: CN patent "一种面向众核架构的神经网络拓扑结构映射方法" (seed 004,
+``docs/sources.md``); paragraph numbers below are the document's.
 The document's numbers are the defaults: merged size ≤ capacity/15, 4 tries per
 coarsening level (the document says 4–8), stop when a level removes < 20 % of the
 vertices, 4 random starts per bisection (4–8), bisect until every part fits a core.

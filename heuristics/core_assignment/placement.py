@@ -4,7 +4,7 @@ Every function places the ``G`` groups of a quotient graph ``Q`` (vertex = group
 weight = synapses between the groups) and returns ``group_core[g]`` (row-major core id).
 Hop-weighted traffic of a placement = Σ over Q's edges of w·Manhattan distance.
 
-Source: ``../shared/seeds/004_…`` § 82–89 (recursive-bisection placement, force-directed
+Source: seed 004 (``docs/sources.md``) § 82–89 (recursive-bisection placement, force-directed
 refinement). Choices where the document is silent are marked [ours] and listed in
 ``docs/core_assignment.md``.
 """

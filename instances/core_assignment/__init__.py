@@ -171,7 +171,7 @@ def qaplib_solution(instance: Instance, sln_path: str | os.PathLike[str]) -> tup
                                                                                    int]:
     """The stored QAPLIB permutation as a :class:`Solution` of a ``.dat`` instance, with
     the stored optimum. QAPLIB stores p with objective Σ a_ij·b_p(i)p(j); depending on
-    the file, p maps locations to facilities or the reverse (``../shared/data/README``):
+    the file, p maps locations to facilities or the reverse (QAPLIB's own notes):
     both readings are evaluated and the one that reproduces the optimum is returned
     (if neither does, the first reading, so that the caller sees the mismatch)."""
     n, opt, perm = read_qaplib_solution(sln_path)

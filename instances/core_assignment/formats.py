@@ -6,7 +6,7 @@ line or member) on malformed input; every writer writes through
 :func:`chipsched.files.atomic_write` or a temporary file renamed into place,
 so nothing half-written is ever left behind.
 
-Seed-004 zip (``../shared/SEEDS.md`` §004 step 1; the document fixes the varint coding,
+Seed-004 zip (``docs/sources.md``; the document fixes the varint coding,
 per-vertex edge files and deflate, the member names and the header are ours)::
 
     header      varints: format version (1), n (vertices), m (undirected edges)

@@ -1,6 +1,6 @@
 """Seed 003's op analysis and its "function library": op-placement instances of networks.
 
-Source: ``../shared/SEEDS.md`` section 003 (the NN-compilation patent: tensor/scalar op
+Source: seed 003 (``docs/sources.md``; the NN-compilation patent: tensor/scalar op
 split and cost/profit assignment), steps 1 and 2.
 
 Step 1 — :func:`expand_scalar_ops`: the compiler's view of a network

@@ -1,6 +1,6 @@
 """Resource allocation trees (SET, seed 002): nodes, the text form, structural checks.
 
-A tree has three kinds of nodes (``../shared/SEEDS.md`` §002, "Tree"):
+A tree has three kinds of nodes (seed 002, ``docs/sources.md``):
 
 * a **leaf** ``L`` — one layer; it processes its whole batch at once (``sb = 1``);
 * an **S cut** — its children get disjoint tile groups and run in parallel,
