@@ -314,7 +314,8 @@ ParamOpt = Annotated[list[str] | None, typer.Option(
     "-p beta=10; `chipsched list DECISION` shows each method's parameters")]
 
 
-def _parse_params(items: list[str] | None) -> dict[str, Any]:
+def _parse_params(items: list[str] | None, flag: str = "--param",
+                  example: str = "-p beta=10") -> dict[str, Any]:
     import yaml
 
     from chipsched.errors import InputError
@@ -323,7 +324,7 @@ def _parse_params(items: list[str] | None) -> dict[str, Any]:
     for item in items or []:
         name, sep, raw = item.partition("=")
         if not sep or not name.strip().isidentifier():
-            raise InputError("--param", f"{item!r} is not name=value", "e.g. -p beta=10")
+            raise InputError(flag, f"{item!r} is not name=value", f"e.g. {example}")
         try:
             out[name.strip()] = yaml.safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError:
@@ -331,10 +332,22 @@ def _parse_params(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def _instance_options(objective: str | None, batch: int | None, processors: int | None
-                      ) -> dict[str, Any]:
+OptionOpt = Annotated[list[str] | None, typer.Option(
+    "--option", "-O", help="instance option name=value (repeatable), e.g. -O "
+    "weight_accounting=set; `chipsched list --json` shows each decision's options")]
+
+
+def _instance_options(objective: str | None, batch: int | None, processors: int | None,
+                      option: list[str] | None = None) -> dict[str, Any]:
     opts = {"objective": objective, "batch": batch, "processors": processors}
-    return {k: v for k, v in opts.items() if v is not None}
+    out = {k: v for k, v in opts.items() if v is not None}
+    for name, value in _parse_params(option, "--option", "-O weight_accounting=set").items():
+        if name in out:
+            from chipsched.errors import InputError
+
+            raise InputError(f"--option {name}", f"repeats --{name}", "give it once")
+        out[name] = value
+    return out
 
 
 WarmOpt = Annotated[str | None, typer.Option(
@@ -369,6 +382,7 @@ def solve_cmd(
     objective: ObjectiveOpt = None,
     batch: BatchOpt = None,
     processors: ProcOpt = None,
+    option: OptionOpt = None,
     time_limit: TimeOpt = None,
     seed: SeedOpt = 0,
     threads: ThreadsOpt = None,
@@ -390,7 +404,7 @@ def solve_cmd(
     dec.method(method)
     params = _parse_params(param)
     inst = make_instance(decision, instance, chip,
-                         **_instance_options(objective, batch, processors))
+                         **_instance_options(objective, batch, processors, option))
     bar, report = _progress_callback(not json_)
     opts = SolveOptions(time_limit=time_limit, seed=seed, threads=threads,
                         milp_solver=milp_solver, progress=report, warm_start=warm_start)
@@ -424,6 +438,7 @@ def compare_cmd(
     objective: ObjectiveOpt = None,
     batch: BatchOpt = None,
     processors: ProcOpt = None,
+    option: OptionOpt = None,
     time_limit: Annotated[float | None, typer.Option(
         "--time-limit", help="seconds per run (default: 10 s per exact run, heuristics "
         "unlimited)")] = None,
@@ -465,7 +480,7 @@ def compare_cmd(
     opts = SolveOptions(time_limit=time_limit, threads=threads, milp_solver=milp_solver,
                         warm_start=warm_start)
     inst = make_instance(decision, instance, chip,
-                         **_instance_options(objective, batch, processors))
+                         **_instance_options(objective, batch, processors, option))
     bar, report = _progress_callback(not json_)
 
     def on_result(r: Any, done: int, total: int) -> None:

@@ -217,7 +217,8 @@ def _partition_costs(cols: dict[str, np.ndarray], parts: np.ndarray, b: int, uni
     passes = np.where(mac, passes, 1)
 
     # data each unit needs (elements)
-    w_t = c["weight_elems"] * K_t / K
+    # an embedding lookup holds no weights: it gathers the rows of its output slice
+    w_t = c["resident_weight_elems"] * K_t / K
     # depthwise/grouped, pool, eltwise, norm: output channel k reads input channel k only
     chan_aligned = (groups > 1) | ~mac
     C_t = np.where(chan_aligned, np.minimum(C, np.ceil(K_t * C / K)), C)
@@ -232,6 +233,7 @@ def _partition_costs(cols: dict[str, np.ndarray], parts: np.ndarray, b: int, uni
     is_mm = c["kind_matmul"]
     in_t = np.where(is_mm, mm_in, in_t)
     out_t = n_t * K_t * H_t * W_t
+    in_t = in_t + n_t * c["gathered_elems"] * (K_t * H_t * W_t) / (K * H * W)
     fp = (w_t + in_t + out_t) * precision
     # Spill rule: weights stream through half the buffer; the input is re-read once
     # per weight chunk when the working set does not fit (docs/cost-model.md).

@@ -37,7 +37,7 @@ import numpy as np
 from chipsched.errors import InputError
 from chipsched.result import Status
 
-KINDS = ("exact", "heuristic", "baseline", "oracle", "peer")
+KINDS = ("exact", "heuristic", "baseline", "oracle", "peer", "bound")
 #: Kinds whose runs get the default time limit of ``compare`` and ``bench``.
 EXACT_KINDS = ("exact", "oracle")
 
@@ -252,7 +252,7 @@ class MethodOutput:
     than ``max(model_tol, 1e-6·|model_objective|)`` — decoding may only improve it, and
     ``model_tol`` is the most the model's rounding can hide (e.g. one tick per rounded
     term). ``objective_tol`` is the absolute error the method's own arithmetic allows
-    (0 for a float tally). ``bound`` is a proven bound (exact methods).
+    (0 for a float tally). ``bound`` is a proven bound (exact and bound methods).
     """
 
     status: Status
@@ -271,7 +271,8 @@ class Method:
     """A declared method of a decision.
 
     ``kind``: ``exact`` (proves optimality or a bound), ``heuristic``, ``baseline``,
-    ``oracle`` (brute force), ``peer`` (an outside library). ``space``: the solution
+    ``oracle`` (brute force), ``peer`` (an outside library), ``bound`` (a proven bound
+    and no solution: status ``bound_only``). ``space``: the solution
     space when it is not the decision's full space (its bound then bounds that space
     only). ``platforms``: the platforms it serves (empty: every one). ``warm_start``:
     it uses ``options.warm_start``.

@@ -24,7 +24,8 @@ class Status(str, Enum):
     — it may still carry a solution and a bound. ``infeasible``: proven to have no
     solution. ``error``: the method failed (see ``message``). ``skipped``: the method
     does not apply to the instance (``message`` says why; ``compare`` and ``bench``
-    only — ``solve`` refuses such a method).
+    only — ``solve`` refuses such a method). ``bound_only``: a proven bound and no
+    solution (methods of kind ``bound``).
     """
 
     OPTIMAL = "optimal"
@@ -33,6 +34,7 @@ class Status(str, Enum):
     TIME_LIMIT = "time_limit"
     ERROR = "error"
     SKIPPED = "skipped"
+    BOUND_ONLY = "bound_only"
 
     def __str__(self) -> str:
         return self.value

@@ -135,6 +135,22 @@ class Layer:
         return self.K * self.H * self.W
 
     @property
+    def gathered_elems(self) -> int:
+        """Table elements an embedding lookup reads per sample: one ``K``-wide row per
+        token, ``K·H·W`` (its output size), at most the table (``weight_elems``, when the
+        layer owns it); 0 for every other kind. The rows come from DRAM every run; the
+        table never sits in a buffer (docs/cost-model.md §3)."""
+        if self.kind is not OpKind.EMBED:
+            return 0
+        return min(self.out_elems, self.weight_elems) if self.weight_elems else self.out_elems
+
+    @property
+    def resident_weight_elems(self) -> int:
+        """Weights the units hold while the layer runs: its parameters, except for an
+        embedding lookup, which holds none (it gathers rows, :attr:`gathered_elems`)."""
+        return 0 if self.kind is OpKind.EMBED else self.weight_elems
+
+    @property
     def work(self) -> int:
         """Operations per sample as seed 000 counts them: MACs plus non-MAC ops."""
         return self.macs + self.ops
@@ -298,6 +314,10 @@ class Workload:
         out["macs"] = np.array([ly.macs for ly in self.layers], dtype=np.int64)
         out["out_elems"] = np.array([ly.out_elems for ly in self.layers], dtype=np.int64)
         out["mac_kind"] = np.array([ly.kind in MAC_KINDS for ly in self.layers])
+        out["resident_weight_elems"] = np.array([ly.resident_weight_elems
+                                                 for ly in self.layers], dtype=np.int64)
+        out["gathered_elems"] = np.array([ly.gathered_elems for ly in self.layers],
+                                         dtype=np.int64)
         return out
 
     @property

@@ -54,6 +54,7 @@ from chipsched.problems.tile_groups import (
     cut,
     leaf,
 )
+from chipsched.problems.tile_groups.bound import lower_bound
 from chipsched.problems.tile_groups.model import Infeasible
 from chipsched.result import Status
 from chipsched.solvers.bruteforce import enumerate_best
@@ -699,3 +700,18 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
     """The full-space optimum for tiny networks and meshes: the SA's oracle."""
     trees, n = full_space(instance)
     return _brute(instance, trees, n, params.max_candidates, "full tree space")
+
+
+@method("tile_groups", "bound", "bound",
+        "a proven lower bound of the full tree space (per-layer least energy, weights and "
+        "network I/O through DRAM once, work over all tiles); no tree",
+        source="issue 10 (ours)")
+def bound(instance: Instance, options: SolveOptions) -> MethodOutput:
+    """E^n·D^m of lower bounds on energy and latency valid for every tree the analyzer
+    accepts (:func:`chipsched.problems.tile_groups.bound.lower_bound`); cheap enough
+    for any network the layer table is built for."""
+    lb = lower_bound(instance)
+    return MethodOutput(
+        Status.BOUND_ONLY, bound=lb.objective, stats=lb.to_dict(),
+        message=f"energy ≥ {lb.energy_j:.4g} J, latency ≥ {lb.latency_s:.4g} s "
+                f"({lb.latency_from} binds); no tree")

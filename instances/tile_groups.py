@@ -5,7 +5,8 @@
 
 * a library network name or a network file (``get_network``), or a ``Workload``;
 * a ``.tree`` file — YAML with ``network`` (name or file, required), ``tree`` (the
-  text form, required) and optionally ``batch``, ``objective``, ``stripe_width``: the
+  text form, required) and optionally ``batch``, ``objective``, ``stripe_width``,
+  ``weight_accounting``: the
   tree is checked when the file is read (one-line error, exit 2) and evaluated by the
   ``given`` method;
 * an :class:`~chipsched.problems.tile_groups.Instance` (returned as is).
@@ -37,7 +38,8 @@ TREE_SUFFIX = ".tree"
 
 
 def read_tree_file(path: str | os.PathLike[str], hardware: Hardware,
-                   objective: str | None = None, batch: int | None = None) -> Instance:
+                   objective: str | None = None, batch: int | None = None,
+                   weight_accounting: str | None = None) -> Instance:
     """An instance with its ``given`` tree from a ``.tree`` file (YAML mapping)."""
     data = read_data_any(path)
     if not isinstance(data, dict):
@@ -46,16 +48,19 @@ def read_tree_file(path: str | os.PathLike[str], hardware: Hardware,
         if key not in data:
             raise InputError(f"{path}: {key}", "is required",
                              "write network: NAME and tree: T(1)[ … ]")
-    unknown = set(data) - {"network", "tree", "batch", "objective", "stripe_width"}
+    keys = ("network", "tree", "batch", "objective", "stripe_width", "weight_accounting")
+    unknown = set(data) - set(keys)
     if unknown:
         raise InputError(f"{path}: {sorted(unknown)[0]}", "unknown key",
-                         "keys: network, tree, batch, objective, stripe_width")
+                         f"keys: {', '.join(keys)}")
     w = get_network(str(data["network"]))
     tree = parse_tree(str(data["tree"]), w)
     return make_instance(w, hardware, batch=batch or data.get("batch", 1),
                          objective=objective or data.get("objective")
                          or default_objective(hardware),
-                         stripe_width=data.get("stripe_width"), given=tree)
+                         stripe_width=data.get("stripe_width"), given=tree,
+                         weight_accounting=weight_accounting
+                         or data.get("weight_accounting"))
 
 
 def read_data_any(path: str | os.PathLike[str]) -> Any:
@@ -82,21 +87,23 @@ def write_tree_file(path: str | os.PathLike[str], instance: Instance,
 
     data = {"network": instance.workload.name, "batch": instance.batch,
             "objective": instance.objective.name, "stripe_width": instance.stripe_width,
+            "weight_accounting": instance.weight_accounting,
             "tree": solution.text}
     return atomic_write(path, lambda fh: yaml.safe_dump(data, fh, sort_keys=False))
 
 
 def load_instance(spec: Any, hardware: Hardware, objective: str | None = None,
-                  batch: int | None = None, stripe_width: int | None = None) -> Instance:
+                  batch: int | None = None, stripe_width: int | None = None,
+                  weight_accounting: str | None = None) -> Instance:
     """Build a tile_groups :class:`Instance` (see the module docstring)."""
     if isinstance(spec, Instance):
         return make_instance(spec, hardware, objective=objective, batch=batch,
-                             stripe_width=stripe_width)
+                             stripe_width=stripe_width, weight_accounting=weight_accounting)
     if isinstance(spec, (str, os.PathLike)) and str(spec).lower().endswith(TREE_SUFFIX):
-        return read_tree_file(spec, hardware, objective, batch)
+        return read_tree_file(spec, hardware, objective, batch, weight_accounting)
     w = spec if isinstance(spec, Workload) else get_network(spec)
     return make_instance(w, hardware, objective=objective, batch=batch,
-                         stripe_width=stripe_width)
+                         stripe_width=stripe_width, weight_accounting=weight_accounting)
 
 
 def _fmt(x: float, unit: str) -> str:

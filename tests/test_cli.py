@@ -128,12 +128,26 @@ def test_method_parameters_from_the_command_line():
     few = run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "--batch", "2",
               "-m", "sa", "-p", "beta=2", "--json")
     assert few.exit_code == 0, few.output
-    # β rounds per layer: β = 2 on the 7-layer tiny net is 14 rounds
-    assert json.loads(few.stdout)["metrics"]["solver"]["iterations"] == 2 * 7
+    # β rounds per layer and try: β = 2 on the 7-layer tiny net is 14 rounds × 4 tries
+    solver = json.loads(few.stdout)["metrics"]["solver"]
+    assert [t["iterations"] for t in solver["tries"]] == [2 * 7] * 4
     _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "-m", "sa",
                         "-p", "colour=red"), "parameter 'colour'", "beta")
     _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "-m", "sa",
                         "-p", "beta"), "--param", "name=value")
+
+
+def test_instance_options_from_the_command_line():
+    res = run("solve", "tile_groups", "-i", "tiny", "-c", "tiled-2x2", "--batch", "2",
+              "-m", "ls", "-O", "weight_accounting=set", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["instance"].endswith("/b2/set-weights")
+    _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-c", "tiled-2x2", "-m", "ls",
+                        "-O", "weight_accounting=tangram"), "weight_accounting", "per_run")
+    _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-m", "ls", "-O", "colour=1"),
+                    "option 'colour'", "weight_accounting")
+    _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-m", "ls", "-O", "batch"),
+                    "--option", "name=value")
 
 
 def test_compare_routes_parameters_to_the_methods_that_take_them():
@@ -141,7 +155,7 @@ def test_compare_routes_parameters_to_the_methods_that_take_them():
               "--methods", "ls,sa", "-p", "beta=2", "--json")
     assert res.exit_code == 0, res.output
     by = {r["method"]: r for r in json.loads(res.stdout)["results"]}
-    assert by["sa"]["metrics"]["solver"]["iterations"] == 14
+    assert by["sa"]["metrics"]["solver"]["iterations"] == 14 * 4  # β × layers × tries
     _one_line_error(run("compare", "tile_groups", "-i", "tiny", "-c", "edge-4x4",
                         "--methods", "ls,lp", "-p", "beta=2"), "parameter 'beta'")
 

@@ -9,7 +9,7 @@ For each decision, small instances of each platform (``INSTANCES``); for every m
 * its reported objective is the evaluator's (``chipsched.solve`` refuses a mismatch with
   the method's own number; here it is re-evaluated once more);
 * an exact method's bound is ≤ every objective found in its space (every space for a
-  full-space method);
+  full-space method); so is a bound method's (kind ``bound``: a bound and no solution);
 * the same seed gives the same result;
 * its solution survives ``to_dict`` → JSON → ``from_dict`` and re-evaluates to the same
   objective, and reads back as a warm start;
@@ -102,10 +102,17 @@ def _applies(decision: str, label: str, name: str) -> bool:
                             dec.problem.describe_platform) is None
 
 
-#: the cases where the method applies: each must find a solution on these small instances
+def _kind(c: tuple[str, str, str]) -> str:
+    return registry().get(c[0], c[2]).kind
+
+
+#: the cases where the method applies: each must end without an error on these small
+#: instances …
 APPLICABLE = [c for c in CASES if _applies(*c)]
-#: … and the exact methods and oracles among them: each must report a bound
-BOUNDED = [c for c in APPLICABLE if registry().get(c[0], c[2]).exact]
+#: … with a solution (every kind but ``bound``) …
+SOLVING = [c for c in APPLICABLE if _kind(c) != "bound"]
+#: … and the exact methods, oracles and bound methods among them must report a bound
+BOUNDED = [c for c in APPLICABLE if registry().get(c[0], c[2]).exact or _kind(c) == "bound"]
 
 
 def test_every_decision_has_conformance_instances():
@@ -131,10 +138,13 @@ def test_applicability_is_declared_and_honoured(decision, label, name):
             solve(decision, inst, name, time_limit=TIME_LIMIT, threads=1)
         return
     assert r.status not in (Status.SKIPPED, Status.ERROR), (r.status, r.message)
+    if m.kind == "bound":  # a bound and nothing else
+        assert r.status is Status.BOUND_ONLY and r.solution is None and r.bound is not None
+        return
     assert r.solution is not None, r  # the conformance instances are small enough
 
 
-@pytest.mark.parametrize("decision,label,name", APPLICABLE)
+@pytest.mark.parametrize("decision,label,name", SOLVING)
 def test_reported_objective_is_the_evaluators(decision, label, name):
     r = results(decision, label)[name]
     problem = registry().decision(decision).problem
@@ -165,13 +175,16 @@ def test_same_seed_same_result(decision, label, name):
     r = results(decision, label)[name]
     again = solve(decision, instance(decision, label), name, time_limit=TIME_LIMIT,
                   threads=1, seed=r.seed or 0)
+    if r.solution is None:  # a bound method: the same bound
+        assert again.bound == r.bound and again.status is r.status
+        return
     if r.status is Status.OPTIMAL or registry().get(decision, name).kind != "exact":
         assert again.objective == pytest.approx(r.objective, rel=1e-12, abs=1e-300)
     if registry().get(decision, name).kind != "exact":  # exact ties may differ
         assert to_jsonable(again.solution) == to_jsonable(r.solution)
 
 
-@pytest.mark.parametrize("decision,label,name", APPLICABLE)
+@pytest.mark.parametrize("decision,label,name", SOLVING)
 def test_solution_round_trips_and_warm_starts(decision, label, name):
     r = results(decision, label)[name]
     problem = registry().decision(decision).problem
@@ -183,7 +196,7 @@ def test_solution_round_trips_and_warm_starts(decision, label, name):
 
 
 
-WARM = [c for c in APPLICABLE if registry().get(c[0], c[2]).warm_start]
+WARM = [c for c in SOLVING if registry().get(c[0], c[2]).warm_start]
 
 
 @pytest.mark.parametrize("decision,label,name", WARM)
@@ -209,7 +222,8 @@ def test_declared_parameters(decision, name):
     from chipsched.api import method_param_specs
 
     m = registry().get(decision, name)
-    assert m.summary and m.kind in ("exact", "heuristic", "baseline", "oracle", "peer")
+    assert m.summary and m.kind in ("exact", "heuristic", "baseline", "oracle", "peer",
+                                    "bound")
     specs = method_param_specs(decision, name)
     assert len({s.name for s in specs}) == len(specs)
     defaults = {s.name: s.default for s in m.param_specs}

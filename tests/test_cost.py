@@ -97,6 +97,25 @@ def test_non_mac_ops_use_the_vector_unit():
     assert layer_on_units(scalar, SMALL, 1).cycles == 10  # one scalar op per cycle
 
 
+def test_an_embedding_lookup_reads_the_gathered_rows_not_its_table():
+    """16 tokens into a 1000 × 64 table (64,000 weights), sub-batch 2, int8, on one unit:
+    no weights held; input = 2 × (16 ids + 16 × 64 gathered row elements) = 2,080 B;
+    output 2 × 1,024 = 2,048 B; footprint 2,080 + 2,048 = 4,128 B (the table would be
+    68,128 B); buffer 2,080 × (1 + 1) + 2 × 2,048 = 8,256 B accessed. On 2 units split
+    over tokens each gathers half the rows: footprint 1,040 + 1,024 = 2,064 B."""
+    e = Layer("e", OpKind.EMBED, K=64, C=1, H=16, W=1, in_elems=16, weight_elems=64000)
+    assert e.gathered_elems == 1024 and e.resident_weight_elems == 0
+    r = layer_on_units(e, SMALL, 1, batch=2)
+    assert r.weight_fetch_bytes == 0 and r.ifmap_fetch_bytes == 2080
+    assert r.ofmap_bytes == 2048 and r.footprint_bytes == 4128
+    assert r.buffer_energy_j == pytest.approx(8256e-12, rel=1e-12)
+    r2 = layer_on_units(e, SMALL, 2, batch=2)
+    assert r2.footprint_bytes == 2064 and r2.ifmap_fetch_bytes == 2080
+    # a table smaller than the rows asked for is read whole at most
+    small = Layer("s", OpKind.EMBED, K=64, C=1, H=16, W=1, in_elems=16, weight_elems=640)
+    assert small.gathered_elems == 640
+
+
 # -- intra-layer partition -------------------------------------------------------------------
 
 def test_partitions_enumerate_all_factorizations():

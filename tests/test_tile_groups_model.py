@@ -87,6 +87,43 @@ def test_hand_computed_root_t_cut_reloads_weights():
     assert t.root_runs == 2 and t.dram_bytes == 2 * (1160 + 16640)
 
 
+def test_set_weight_accounting_charges_weights_once_per_total_batch():
+    """T(2)[A B] runs each segment twice. Per segment run, charged per run (ours): A
+    reads 1,024 weight + 8 input bytes, B 16,384 + 128 (A's output through DRAM), each
+    writes 128 — 2 × (1,160 + 16,640) = 35,600 B. SET's convention charges the weights
+    once in all, half per run: 2 × (520 + 128 + 8,320 + 128) = 18,192 B (17,408 B less).
+    S(2)[A B] runs once: 17,680 B under both."""
+    from dataclasses import replace
+
+    ours = _ab()
+    set_ = replace(ours, weight_accounting="set", name="")
+    assert set_.name.endswith("/set-weights")
+    t_ours = analyze(ours, "T(2)[ A B ]").totals
+    t_set = analyze(set_, "T(2)[ A B ]").totals
+    assert t_ours.dram_bytes == 35600 and t_set.dram_bytes == 18192
+    assert t_ours.dram_bytes - t_set.dram_bytes == 1024 + 16384
+    assert t_set.latency == pytest.approx(18192 / 2.048e9, rel=1e-12)  # DRAM-bound
+    for inst in (ours, set_):
+        assert analyze(inst, "S(2)[ A B ]").totals.dram_bytes == 17680
+    with pytest.raises(InputError, match="weight_accounting"):
+        replace(ours, weight_accounting="tangram")
+
+
+def test_an_embedding_reads_its_gathered_rows_from_dram_every_run():
+    """One lookup (16 tokens, 1000 × 64 table) alone on tiled-1x2, batch 2, sub-batch 1
+    (``T(2)[e]``, two root runs): per run 16 ids + 1,024 row elements read, 1,024
+    written (the network output); no weight bytes — 2 × (1,040 + 1,024) = 4,128 B of
+    DRAM (with the table read per run it would be 2 × (64,000 + 16 + 1,024) = 130,080 B)."""
+    e = Layer("e", OpKind.EMBED, K=64, C=1, H=16, W=1, in_elems=16, weight_elems=64000)
+    inst = Instance(Workload("emb", (e,), ()), get_chip("tiled-1x2"), batch=2,
+                    objective="energy")
+    t = analyze(inst, "T(2)[ e ]").totals
+    (seg,) = t.segments  # per root run
+    assert (seg.dram_read, seg.dram_write) == (1040, 1024)
+    assert t.root_runs == 2 and t.dram_bytes == 4128
+    assert inst.analyzer.weight_bytes == [0.0]
+
+
 # ---------------------------------------------------------------------------------------
 # allocation, pipeline, geometry
 

@@ -95,11 +95,12 @@ DTYPES = {1: "int8", 2: "fp16", 4: "fp32", 8: "fp64"}
 
 def tile_blocks(layer: Layer, precision_bytes: int, batch: int = 1,
                 block_bytes: int = BLOCK_BYTES) -> int:
-    """Blocks a tensor op is tiled into: ⌈(in + weights + out) · bytes · batch / block⌉."""
+    """Blocks a tensor op is tiled into: ⌈((in + out) · batch + weights) · bytes / block⌉;
+    an embedding lookup counts the rows it gathers per sample, not its table."""
     if block_bytes <= 0:
         raise InputError("block_bytes", f"must be positive, got {block_bytes}")
-    acts = (layer.in_elems + layer.out_elems) * batch
-    footprint = (acts + layer.weight_elems) * precision_bytes
+    acts = (layer.in_elems + layer.out_elems + layer.gathered_elems) * batch
+    footprint = (acts + layer.resident_weight_elems) * precision_bytes
     return max(1, math.ceil(footprint / block_bytes))
 
 

@@ -74,12 +74,16 @@ def default_objective(hardware: Hardware) -> str:
 
 def make_instance(source: Workload | Instance, hardware: Hardware, *,
                   objective: str | Objective | None = None, batch: int | None = None,
-                  stripe_width: int | None = None, given: Node | None = None) -> Instance:
+                  stripe_width: int | None = None, given: Node | None = None,
+                  weight_accounting: str | None = None) -> Instance:
     """A tile_groups instance of ``source`` (a ``Workload``) on a tiled chip; defaults:
-    batch 1, the objective of :func:`default_objective`. A ready instance is returned
-    with ``objective`` applied (other options cannot change a built instance)."""
+    batch 1, the objective of :func:`default_objective`, weights charged per segment
+    run (``weight_accounting="set"``: SET's once per total batch). A ready instance is
+    returned with ``objective`` applied (other options cannot change a built
+    instance)."""
     if isinstance(source, Instance):
-        if batch is not None or stripe_width is not None or given is not None:
+        if batch is not None or stripe_width is not None or given is not None \
+                or weight_accounting is not None:
             raise InputError("instance", "is already built", "pass a network to set options")
         if objective is None:
             return source
@@ -91,7 +95,8 @@ def make_instance(source: Workload | Instance, hardware: Hardware, *,
                          "give a Workload (chipsched.get_network)")
     return Instance(source, hardware, batch=1 if batch is None else batch,
                     objective=objective or default_objective(hardware),
-                    stripe_width=stripe_width, given=given)
+                    stripe_width=stripe_width, given=given,
+                    weight_accounting=weight_accounting or "per_run")
 
 
 PROBLEM = Problem(
@@ -104,7 +109,7 @@ PROBLEM = Problem(
     evaluate=evaluate,
     solution_from_dict=Solution.from_dict,
     objectives=lambda instance: OBJECTIVES,
-    instance_options=("objective", "batch"),
+    instance_options=("objective", "batch", "weight_accounting"),
     instance_size=lambda inst: float(len(inst.workload)),
     size_unit="layers",
 )

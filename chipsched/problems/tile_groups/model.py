@@ -63,6 +63,10 @@ from chipsched.problems.tile_groups.tree import (
 )
 from chipsched.workload import Workload
 
+#: Weight accounting conventions (``Instance.weight_accounting``): charged per segment
+#: run (ours, physical) or once per total batch (SET's).
+WEIGHT_ACCOUNTING = ("per_run", "set")
+
 #: How many segment results an analyzer keeps (a plain dict, cleared when full).
 SEGMENT_CACHE_SIZE = 200_000
 
@@ -244,8 +248,12 @@ class Instance:
 
     ``stripe_width`` sets the stripe-based tile ids (default
     :func:`geometry.default_stripe_width`); ``given`` is a tree read with the
-    instance (a ``.tree`` file) for the ``given`` method. The layer table and the
-    analyzer are built on first use and cached on the object.
+    instance (a ``.tree`` file) for the ``given`` method. ``weight_accounting``:
+    ``"per_run"`` (default) charges a segment's weights every time the segment runs (a
+    root T cut with k sub-batches reloads them k times); ``"set"`` is SET's convention,
+    weights charged once per total batch whatever the tree (SET's ``calcNoC`` divides a
+    layer's weight traffic by tot_batch/B). The layer table and the analyzer are built
+    on first use and cached on the object.
     """
 
     workload: Workload
@@ -255,6 +263,7 @@ class Instance:
     stripe_width: int | None = None
     given: Node | None = None
     name: str = ""
+    weight_accounting: str = "per_run"
 
     def __post_init__(self) -> None:
         hw = self.hardware
@@ -271,8 +280,14 @@ class Instance:
         if not isinstance(w, (int, np.integer)) or not 1 <= w <= hw.cols:
             raise InputError("stripe_width", f"must be in 1..{hw.cols}, got {w!r}")
         object.__setattr__(self, "stripe_width", int(w))
+        if self.weight_accounting not in WEIGHT_ACCOUNTING:
+            raise InputError("weight_accounting", f"unknown convention "
+                             f"{self.weight_accounting!r}",
+                             f"use one of {', '.join(WEIGHT_ACCOUNTING)}")
         if not self.name:
-            object.__setattr__(self, "name", f"{self.workload.name}@{hw.name}/b{self.batch}")
+            tag = "/set-weights" if self.weight_accounting == "set" else ""
+            object.__setattr__(self, "name",
+                               f"{self.workload.name}@{hw.name}/b{self.batch}{tag}")
         if self.given is not None:
             check_structure(self.given, self.workload, self.batch)
 
@@ -360,10 +375,11 @@ class Analyzer:
         n = len(w)
         self.preds = [tuple((p, w.edge_elems[(p, c)]) for p in w.preds[c]) for c in range(n)]
         self.succs = w.succs
+        # network inputs: what no producer supplies, plus an embedding's gathered rows
         self.ext = [max(0, w.layers[c].in_elems - sum(e for _, e in self.preds[c]))
-                    for c in range(n)]
+                    + w.layers[c].gathered_elems for c in range(n)]
         self.src_total = [self.ext[c] + sum(e for _, e in self.preds[c]) for c in range(n)]
-        self.weight_bytes = [float(ly.weight_elems * self.prec) for ly in w.layers]
+        self.weight_bytes = [float(ly.resident_weight_elems * self.prec) for ly in w.layers]
         self.npt1 = [float(x) for x in t.compute_s[:, 0, self.bidx[1]]]
         # geometry: stripe id -> (row, col), DRAM port flows per stripe id
         self.tr, self.tc = geo.stripe_positions(hw.rows, hw.cols, instance.stripe_width)
@@ -562,8 +578,10 @@ class Analyzer:
         at = {lf.layer: lf for lf in leaves}
         rec, spills = self._leaf_rows(leaves, path)
         routes, waiting, writes = self._routes(leaves, at, spills, cuts)
+        # SET's convention: weights once per total batch, i.e. 1/root-runs per run
+        wscale = batch / self.B if self.inst.weight_accounting == "set" else 1.0
         tr = self._traffic(leaves, at, rec, spills, routes, waiting, writes,
-                           detail is not None)
+                           detail is not None, wscale)
         pinned, peak, held, byte_hops, hops_max = self._buffers_and_ports(seg, path, tr)
         # time: event simulation of the segment, bounded by DRAM and the busiest link
         dur: dict[tuple[int, ...], float] = {lf.path: rec[lf.layer][0] for lf in leaves}
@@ -650,7 +668,8 @@ class Analyzer:
 
     def _traffic(self, leaves: list[_Leaf], at: dict[int, _Leaf], rec: dict[int, list[float]],
                  spills: dict[int, bool], routes: dict[int, list[tuple[int, int, bool]]],
-                 waiting: dict[int, int], writes: dict[int, bool], with_flows: bool
+                 waiting: dict[int, int], writes: dict[int, bool], with_flows: bool,
+                 wscale: float = 1.0
                  ) -> _Traffic:
         """DRAM bytes, NoC link loads of the producer → consumer flows, energies of the
         leaves, and the per-leaf per-tile buffer quantities (added over each leaf's used
@@ -675,8 +694,8 @@ class Analyzer:
             direct_share = 1.0 - dram_share if total_src else 0.0
             # DRAM reads: weights once per segment run, DRAM-sourced inputs per run
             wbytes = self.weight_bytes[c]
-            tr.dram_read += wbytes + dram_elems * prec * lf.batch * spill * runs
-            tr.v_in[x] = (iff * dram_share * runs + (wf if wbytes else 0.0)) / uu
+            tr.dram_read += wbytes * wscale + dram_elems * prec * lf.batch * spill * runs
+            tr.v_in[x] = (iff * dram_share * runs + (wf * wscale if wbytes else 0.0)) / uu
             if writes[c]:
                 tr.dram_write += of * runs
                 tr.v_out[x] = of * runs / uu
