@@ -265,8 +265,11 @@ def build_layer_table(workload: Workload, unit: ComputeUnit, max_units: int,
     """The vectorized table behind :meth:`CostModel.layer_table` (no caching here).
 
     For each layer, unit count g and sub-batch b: the partition with product ≤ g that
-    needs the fewest cycles (ties: least data delivered to the units), i.e. a layer
-    may leave some of its g units idle when that is faster.
+    needs the fewest cycles among those a unit can run (working set within the buffer,
+    or activations within half of it while the weights stream — any partition when
+    none can); ties: one whose working set fits the buffer, then the least data
+    delivered to the units. A layer may leave some of its g units idle when that is no
+    slower.
     """
     if max_units < 1:
         raise InputError("max_units", f"must be >= 1, got {max_units}")
@@ -291,8 +294,18 @@ def build_layer_table(workload: Workload, unit: ComputeUnit, max_units: int,
             hi = min(L, lo + chunk)
             sub = {k: v[lo:hi] for k, v in cols.items()}
             pc = _partition_costs(sub, parts, b, unit, workload.precision_bytes)
-            cyc = pc["cycles"]
+            # Keys, in order: a partition a unit can run (working set within the buffer,
+            # or activations within half of it while the weights stream) before one it
+            # cannot; fewer cycles; a working set that fits (no streaming); less data.
+            # Without the first and third, a zero-cycle concat sits on one unit and a
+            # wide 1x1 conv splits its output channels so that every unit holds the
+            # whole input, however large.
+            fp = pc["footprint"]
+            act = fp - pc["weight_fetch"] / np.maximum(pc["units_used"], 1)
+            runnable = (fp <= unit.buffer_bytes) | (act <= unit.buffer_bytes / 2)
+            cyc = np.where(runnable, pc["cycles"], pc["cycles"] + pc["cycles"].max() + 1)
             traffic = pc["weight_fetch"] + pc["ifmap_fetch"]
+            traffic = traffic + (fp > unit.buffer_bytes) * (traffic.max() + 1)
             # best partition with product exactly g: fewest cycles, then least traffic
             mc = np.minimum.reduceat(cyc, starts, axis=1)  # (chunk, G)
             tie = cyc == mc[:, seg]

@@ -189,6 +189,22 @@ def test_table_invariants(K, C, H, R, stride, b):
         assert t.row(0, g, b) == layer_on_units(layer, SMALL, g, b)
 
 
+def test_partition_search_prefers_what_a_unit_can_run():
+    """A concat of 270 × 83 × 83 int8 channels (1,860,030 B in and out; 0 cycles on
+    any partition) on 16 SET tiles: on one unit its working set is 3,720,060 B > 1 MB;
+    the search splits it over 5 units (54 channels each: 2 × 54 × 83² = 744,012 B),
+    the least data among the partitions that fit (5 × 54 channels deliver exactly the
+    1,860,030 input bytes; 4 × 68 would deliver 1,873,808), instead of the least-data
+    one-unit partition that does not fit."""
+    unit = get_chip("edge-4x4").unit
+    cat = Layer("cat", OpKind.CONCAT, K=270, C=270, H=83, W=83, in_elems=270 * 83 * 83)
+    one = layer_on_units(cat, unit, 1)
+    assert one.footprint_bytes == 3720060 and one.units_used == 1  # nothing else on 1 unit
+    r = layer_on_units(cat, unit, 16)
+    assert r.cycles == 0 and r.units_used == 5 and r.footprint_bytes == 744012
+    assert r.footprint_bytes <= unit.buffer_bytes
+
+
 def test_cost_model_caches_and_checks():
     w = get_network("tiny")
     cm = CostModel(w, get_chip("edge-4x4"))

@@ -263,3 +263,118 @@ def test_googlenet_paper_variant_has_5x5():
 ])
 def test_ceil_mode_pool_extent(size, kernel, stride, pad, expected):
     assert conv_out(size, kernel, stride, pad, ceil_mode=True) == expected
+
+
+# -- ResNet-50 v1 (the paper's original; SET's resnet.cpp) --------------------------------
+#
+# Hand derivation, independent of the builder. A bottleneck of width w on an h×h output
+# plane has convs 1×1 C_in→w, 3×3 w→w, 1×1 w→4w (+ a 1×1 C_in→4w projection in the
+# first block of a stage). In every stage h·w = 56·64 = 28·128 = 14·256 = 7·512 = 3584.
+#
+#   MACs   non-first block (C_in = 4w):        h²·(4w² + 9w² + 4w²)        = 17·3584²
+#          res2a (C_in = w = 64, stride 1):    h²·(w² + 9w² + 4w² + 4w²)   = 18·3584²
+#          res3a-res5a in v1 (C_in = 2w, every conv on the output plane h):
+#                                              h²·(2w² + 9w² + 4w² + 8w²)  = 23·3584²
+#   3584² = 12,845,056; conv1 = 112²·64·3·7² = 118,013,952; fc = 2048·1000 = 2,048,000;
+#   res2 = (18 + 2·17)·3584² = 667,942,912     res3 = (23 + 3·17)·3584² = 950,534,144
+#   res4 = (23 + 5·17)·3584² = 1,387,266,048   res5 = (23 + 2·17)·3584² = 732,168,192
+#   total = 3,857,973,248 (the paper's Table 1: "3.8 × 10⁹ FLOPs", multiply-adds).
+#
+#   v1.5 runs the first 1×1 of res3a-res5a on the input plane 2h: 3·h²·2w² more per
+#   stage = 6·3584² = 77,070,336, ×3 = 231,211,008 (4,089,184,256 = torchvision's 4.089 G).
+#
+#   Weights (one folded-BN bias per conv channel; the stride changes no weight shape):
+#   conv1 64·3·49 + 64 = 9,472; non-first block 17w² + 6w; res2a 18w² + 10w; first block
+#   of res3-res5 23w² + 10w (biases w + w + 4w + 4w);
+#   res2 = 18·64² + 640 + 2·(17·64² + 384) = 214,400
+#   res3 = 23·128² + 1,280 + 3·(17·128² + 768) = 1,216,000
+#   res4 = 23·256² + 2,560 + 5·(17·256² + 1,536) = 7,088,128
+#   res5 = 23·512² + 5,120 + 2·(17·512² + 3,072) = 14,953,472;  fc 2048·1000 + 1000
+#   total = 25,530,472 = torchvision's 25,557,032 − 26,560 (one of BN's γ, β per channel).
+#
+#   Layers: conv1, pool1, 16 × (3 convs + add), 4 projections, pool5, fc = 72, the same
+#   72 as SET's resnet.cpp lists (conv, pooling, eltwise and fc layers there too).
+
+V1_UNIT = 3584 ** 2
+V1_STAGE_MACS = {
+    "res2": (18 + 2 * 17) * V1_UNIT,
+    "res3": (23 + 3 * 17) * V1_UNIT,
+    "res4": (23 + 5 * 17) * V1_UNIT,
+    "res5": (23 + 2 * 17) * V1_UNIT,
+}
+V1_STAGE_PARAMS = {
+    "res2": 18 * 64**2 + 10 * 64 + 2 * (17 * 64**2 + 6 * 64),
+    "res3": 23 * 128**2 + 10 * 128 + 3 * (17 * 128**2 + 6 * 128),
+    "res4": 23 * 256**2 + 10 * 256 + 5 * (17 * 256**2 + 6 * 256),
+    "res5": 23 * 512**2 + 10 * 512 + 2 * (17 * 512**2 + 6 * 512),
+}
+V1_CONV1_MACS, V1_FC_MACS = 112 * 112 * 64 * 3 * 7 * 7, 2048 * 1000
+V1_CONV1_PARAMS, V1_FC_PARAMS = 64 * 3 * 49 + 64, 2048 * 1000 + 1000
+# The derivation evaluated once, as literals, so that a slip in the formulas shows up.
+V1_DERIVED_MACS = 3_857_973_248
+V1_DERIVED_PARAMS = 25_530_472
+V1_V15_MAC_GAP = 231_211_008  # 3 stages × 6·3584²
+
+
+def test_resnet50_v1_derivation_is_stable():
+    assert V1_STAGE_MACS == {"res2": 667_942_912, "res3": 950_534_144,
+                             "res4": 1_387_266_048, "res5": 732_168_192}
+    assert V1_STAGE_PARAMS == {"res2": 214_400, "res3": 1_216_000, "res4": 7_088_128,
+                               "res5": 14_953_472}
+    assert V1_CONV1_MACS + sum(V1_STAGE_MACS.values()) + V1_FC_MACS == V1_DERIVED_MACS
+    assert V1_CONV1_PARAMS + sum(V1_STAGE_PARAMS.values()) + V1_FC_PARAMS == V1_DERIVED_PARAMS
+    assert 3 * 6 * V1_UNIT == V1_V15_MAC_GAP
+
+
+def test_resnet50_v1_totals_match_derivation():
+    w = cnn.resnet50_v1()
+    assert len(w) == 72
+    assert w.total_macs == V1_DERIVED_MACS
+    assert w.total_params == V1_DERIVED_PARAMS
+    for stage, macs in V1_STAGE_MACS.items():
+        in_stage = [ly for ly in w.layers if ly.name.startswith(stage)]
+        assert sum(ly.macs for ly in in_stage) == macs, stage
+        assert sum(ly.weight_elems for ly in in_stage) == V1_STAGE_PARAMS[stage], stage
+
+
+def test_resnet50_v1_against_published_and_v15():
+    v1, v15 = cnn.resnet50_v1(), net("resnet50")
+    # He et al. 2016, Table 1: 3.8 × 10⁹ multiply-adds (ours +1.5 %: the paper rounds).
+    assert v1.total_macs == pytest.approx(3.8e9, rel=0.02)
+    # Same weights as v1.5 (torchvision's count adds BN's second parameter per channel).
+    assert v1.total_params == v15.total_params
+    assert v1.total_params + bn_channels(v1) == PUBLISHED["resnet50"][1]
+    assert v15.total_macs - v1.total_macs == V1_V15_MAC_GAP
+    # Same layers and edges; only the three downsampling branch2a convs change.
+    assert [ly.name for ly in v1.layers] == [ly.name for ly in v15.layers]
+    assert v1.edges != v15.edges  # the branch2a outputs shrink, and with them the edges
+    changed = [a.name for a, b in zip(v1.layers, v15.layers, strict=True) if a != b]
+    assert changed == ["res3a_branch2a", "res3a_branch2b", "res4a_branch2a",
+                       "res4a_branch2b", "res5a_branch2a", "res5a_branch2b"]
+    for a, b in zip(v1.layers, v15.layers, strict=True):
+        if a.name.endswith("_branch2b"):
+            assert a.macs == b.macs  # the 3×3 computes the same output either way
+
+
+def test_resnet50_v1_layer_shapes():
+    w = cnn.resnet50_v1()
+    assert w.name == "resnet50-v1" and "1512.03385" in w.meta["source"]
+    for stage, h_in in (("res3a", 56), ("res4a", 28), ("res5a", 14)):
+        a, b3 = layer(w, f"{stage}_branch2a"), layer(w, f"{stage}_branch2b")
+        assert (a.stride, a.H, a.R) == (2, h_in // 2, 1)
+        assert (b3.stride, b3.H, b3.C, b3.R) == (1, h_in // 2, a.K, 3)
+        assert layer(w, f"{stage}_branch1").stride == 2
+    assert layer(w, "res2a_branch2a").stride == 1
+
+
+def test_resnet50_v1_registry_and_parameter():
+    from chipsched.instances.networks import get_network, network_params
+
+    w = cnn.resnet50_v1()
+    for spec in ("resnet50-v1", "resnet-50-v1", "ResNet50_v1", "resnet50:stride_in_1x1=true",
+                 "resnet50:stride_in_1x1=1"):
+        assert get_network(spec) == w, spec
+    assert get_network("resnet50:stride_in_1x1=false") == net("resnet50")
+    assert network_params("resnet50-v1") == {"image_size": 224, "precision_bytes": 1}
+    with pytest.raises(ValueError):
+        cnn.resnet50(stride_in_1x1="yes")  # type: ignore[arg-type]

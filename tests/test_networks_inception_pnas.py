@@ -1,11 +1,11 @@
-"""Inception-ResNet-v1 and PNASNet-5 Mobile: totals and structure."""
+"""Inception-ResNet-v1, PNASNet-5 Mobile and PNASNet-5 Large: totals and structure."""
 
 from __future__ import annotations
 
 import pytest
 
 from chipsched.instances.networks.inception_resnet import inception_resnet_v1
-from chipsched.instances.networks.pnasnet import pnasnet5_mobile
+from chipsched.instances.networks.pnasnet import pnasnet5_large, pnasnet5_mobile
 from chipsched.workload import OpKind
 
 
@@ -17,6 +17,11 @@ def irv1():
 @pytest.fixture(scope="module")
 def pnas():
     return pnasnet5_mobile()
+
+
+@pytest.fixture(scope="module")
+def pnas_large():
+    return pnasnet5_large()
 
 
 def _layer(w, name):
@@ -180,3 +185,167 @@ def test_pnas_head_and_graph(pnas):
     assert len(pnas.sources) == 1 and len(pnas.sinks) == 1
     fc = pnas.layers[pnas.sinks[0]]
     assert fc.kind is OpKind.FC and (fc.K, fc.C) == (1000, 1080)
+
+
+# ---------------------------------------------------------------------------------------
+# PNASNet-5 Large (N = 4, F = 216, 331×331): Liu et al. 2018, Table 6: 86.1 M parameters,
+# 25.0 B mult-adds. SET (Cai et al., ISCA 2023) uses the same network with 1001 classes.
+#
+# Hand derivation, independent of the builder. MACs count conv/fc only; a depthwise k×k
+# conv on C channels costs H²·C·k². A cell with F filters reads x (C_x channels) and the
+# output two cells back (C_p channels), both on its input plane h_i, and writes 5·F
+# channels on h_o:
+#   * 1×1 conv of x, plus the 1×1 conv or factorized reduction (two strided 1×1 to F/2
+#     each) of the older input: h_i²·F·(C_x + C_p);
+#   * six separable convs, kernels 5, 7, 5, 3, 3, 3 (Σk² = 126), each twice
+#     (dw k×k, pw F→F): h_o²·(2·126·F + 12·F²);
+#   * three max pools (free: their inputs already have F channels); the identity is free
+#     in a normal cell and a strided 1×1 F→F (h_o²·F²) in a reduction cell.
+# Parameters: conv weights + one folded-BN bias per 1×1/pointwise channel (the
+# depthwise convs have no BN of their own), so a separable conv has 2F·k² + 2F² + 2F.
+#   normal:    MACs h²·F·(C_x + C_p + 12F + 252)            params F·(C_x + C_p + 12F + 266)
+#   reduction: MACs h_i²·F·(C_x + C_p) + h_o²·F·(13F + 252)  params F·(C_x + C_p + 13F + 267)
+#   stem cell 0 (C = C_x = 96; its older input is conv0's output itself, so the sep 5×5
+#   and sep 3×3 read 96 channels and the max pool needs a 1×1 96 → F):
+#     MACs h_i²·C·F + h_o²·(252F + 12F² + (C − F)(34 + 2F) + C·F + F²)
+#     params 2CF + 13F² + 267F + (C − F)(34 + 2F)
+# conv0: 3×3/2 valid, 3 → 96 on 331 → 165. Planes (SAME padding, ceil): 165 → 83 → 42
+# → 21 → 11. fc: 4320 → 1000 with bias.
+
+#: (cell, kind, F, h_i, h_o, C_x, C_p); C_p = channels of the output two cells back.
+_PNAS_LARGE_CELLS = [
+    ("cell_stem_0", "stem0", 54, 165, 83, 96, 96),
+    ("cell_stem_1", "reduction", 108, 83, 42, 270, 96),
+    ("cell_0", "normal", 216, 42, 42, 540, 270),
+    ("cell_1", "normal", 216, 42, 42, 1080, 540),
+    ("cell_2", "normal", 216, 42, 42, 1080, 1080),
+    ("cell_3", "normal", 216, 42, 42, 1080, 1080),
+    ("cell_4", "reduction", 432, 42, 21, 1080, 1080),
+    ("cell_5", "normal", 432, 21, 21, 2160, 1080),
+    ("cell_6", "normal", 432, 21, 21, 2160, 2160),
+    ("cell_7", "normal", 432, 21, 21, 2160, 2160),
+    ("cell_8", "reduction", 864, 21, 11, 2160, 2160),
+    ("cell_9", "normal", 864, 11, 11, 4320, 2160),
+    ("cell_10", "normal", 864, 11, 11, 4320, 4320),
+    ("cell_11", "normal", 864, 11, 11, 4320, 4320),
+]
+
+
+def _pnas_cell_totals(kind, F, hi, ho, cx, cp):
+    if kind == "normal":
+        return hi * hi * F * (cx + cp + 12 * F + 252), F * (cx + cp + 12 * F + 266)
+    if kind == "reduction":
+        return (hi * hi * F * (cx + cp) + ho * ho * F * (13 * F + 252),
+                F * (cx + cp + 13 * F + 267))
+    C = cx
+    return (hi * hi * C * F + ho * ho * (252 * F + 12 * F * F + (C - F) * (34 + 2 * F)
+                                         + C * F + F * F),
+            2 * C * F + 13 * F * F + 267 * F + (C - F) * (34 + 2 * F))
+
+
+_PNAS_LARGE_CONV0 = (165 * 165 * 96 * 3 * 9, 96 * 3 * 9 + 96)
+_PNAS_LARGE_FC = (4320 * 1000, 4320 * 1000 + 1000)
+
+
+def _derived_pnas_large_totals() -> tuple[int, int]:
+    macs, params = _PNAS_LARGE_CONV0
+    for _, *row in _PNAS_LARGE_CELLS:
+        m, p = _pnas_cell_totals(*row)
+        macs, params = macs + m, params + p
+    return macs + _PNAS_LARGE_FC[0], params + _PNAS_LARGE_FC[1]
+
+
+# Per stage (MACs, params): conv0 + stem cells 1,231,190,160 / 291,342; cells 0-3
+# 6,906,441,024 / 3,927,312; cells 4-7 8,134,100,352 / 15,669,936; cells 8-11
+# 8,661,344,256 / 61,759,584; fc 4,320,000 / 4,321,000. Evaluated once, as literals:
+PNAS_LARGE_DERIVED_MACS = 24_937_395_792
+PNAS_LARGE_DERIVED_PARAMS = 85_969_174
+#: Layers: 14 cells × (1 + 24 separable + 3 pools + 5 adds + 1 concat) = 476, plus the
+#: older-input adjustments (1 conv, or 2 convs + concat for the 4 factorized
+#: reductions: stem 1, cells 0, 5, 9; none in stem 0) 9 + 4·3 = 21, the strided
+#: identities' 1×1 in the 4 reduction cells, the pool's 1×1 in stem 0, conv0, the
+#: global pool and the fc: 476 + 21 + 4 + 1 + 3 = 505.
+PNAS_LARGE_LAYERS = 505
+#: Paper, Table 6.
+PNAS_LARGE_PUBLISHED_PARAMS = 86_100_000
+PNAS_LARGE_PUBLISHED_MACS = 25_000_000_000
+#: Trainable parameters of the PyTorch port pytorchcv (osmr/imgclsmob) ``pnasnet5large``
+#: (1000 classes), asserted in its own test; timm lists 86.06 M. It counts BN's γ and β.
+PNAS_LARGE_PYTORCH_PARAMS = 86_057_668
+
+
+def test_pnas_large_derivation_is_stable():
+    assert _derived_pnas_large_totals() == (PNAS_LARGE_DERIVED_MACS, PNAS_LARGE_DERIVED_PARAMS)
+    assert 14 * 34 + 9 + 4 * 3 + 4 + 1 + 3 == PNAS_LARGE_LAYERS
+
+
+def test_pnas_large_totals_match_derivation(pnas_large):
+    w = pnas_large
+    assert len(w) == PNAS_LARGE_LAYERS
+    assert w.total_macs == PNAS_LARGE_DERIVED_MACS
+    assert w.total_params == PNAS_LARGE_DERIVED_PARAMS
+    for name, *row in _PNAS_LARGE_CELLS:  # cell by cell
+        in_cell = [ly for ly in w.layers if ly.name.split(".")[0] == name]
+        got = (sum(ly.macs for ly in in_cell), sum(ly.weight_elems for ly in in_cell))
+        assert got == _pnas_cell_totals(*row), name
+    kinds = {k: sum(ly.kind is k for ly in w.layers) for k in OpKind}
+    assert (kinds[OpKind.DEPTHWISE], kinds[OpKind.CONV], kinds[OpKind.FC]) == (168, 205, 1)
+    assert (kinds[OpKind.ELTWISE], kinds[OpKind.POOL], kinds[OpKind.CONCAT]) == (70, 43, 18)
+
+
+def test_pnas_large_against_published(pnas_large):
+    w = pnas_large
+    # MACs: −0.25 % from the paper's 25.0 B, whose counting rules are not stated; SET's
+    # tool (conv/fc MACs, like ours) gives 24.9 G for the same network.
+    assert w.total_macs == pytest.approx(PNAS_LARGE_PUBLISHED_MACS, rel=0.005)
+    # Parameters: −0.15 % from 86.1 M, because folding BN keeps one parameter per BN
+    # channel where BN has two (γ, β). Adding the second one gives the PyTorch count exactly.
+    assert w.total_params == pytest.approx(PNAS_LARGE_PUBLISHED_PARAMS, rel=0.002)
+    bn = sum(ly.K for ly in w.layers if ly.kind is OpKind.CONV)
+    assert bn == 88_494
+    assert w.total_params + bn == PNAS_LARGE_PYTORCH_PARAMS
+    assert PNAS_LARGE_PYTORCH_PARAMS == pytest.approx(PNAS_LARGE_PUBLISHED_PARAMS, rel=0.0005)
+    assert w.meta["published"]["params"] == PNAS_LARGE_PUBLISHED_PARAMS
+    assert w.meta["published"]["macs"] == PNAS_LARGE_PUBLISHED_MACS
+
+
+def test_pnas_large_against_set():
+    # SET's PNASNet has 1001 classes (TF-slim's background class) and counts weights
+    # without biases or BN: 603 layers, ≈ 24.9 GMACs, ≈ 85.9 M weights from its tool.
+    w = pnasnet5_large(num_classes=1001)
+    assert w.total_macs == PNAS_LARGE_DERIVED_MACS + 4320
+    assert w.total_macs == pytest.approx(24.9e9, rel=0.002)
+    bias_free = w.total_params - sum(ly.K for ly in w.layers if ly.kind is OpKind.CONV) - 1001
+    assert bias_free == 85_884_000
+    assert bias_free == pytest.approx(85.9e6, rel=0.001)
+    # SET lists each standalone ReLU as a layer and has no concat layers. ReLUs: one in
+    # front of every separable conv (6 per cell), of every 1×1 / factorized reduction
+    # of a cell input (14 + 13), of every strided identity (4) and of the global pool.
+    relus = 6 * 14 + 14 + 13 + 4 + 1
+    concats = sum(ly.kind is OpKind.CONCAT for ly in w.layers)
+    assert len(w) - concats + relus == 603
+
+
+def test_pnas_large_cells(pnas_large):
+    w = pnas_large
+    assert _shape(w, "conv0") == (96, 165, 165)
+    outs = [ly for ly in w.layers if ly.kind is OpKind.CONCAT and ly.name.count(".") == 1]
+    assert [ly.name for ly in outs] == [f"{name}.concat" for name, *_ in _PNAS_LARGE_CELLS]
+    assert [(ly.K, ly.H) for ly in outs] == [(5 * F, ho) for _, _, F, _, ho, _, _ in
+                                             _PNAS_LARGE_CELLS]
+    fc = w.layers[w.sinks[0]]
+    assert w.sinks == (len(w) - 1,) and (fc.K, fc.C) == (1000, 4320)
+    # the cell, like pnasnet5-mobile's: a stride-2 sep 7×7 on 432 channels in cell 4
+    dw = _layer(w, "cell_4.b1.left.sep1_dw7x7")
+    assert (dw.R, dw.stride, dw.C, dw.H) == (7, 2, 432, 21)
+    assert _layer(w, "cell_stem_0.b0.right.conv1x1").C == 96
+
+
+def test_pnas_large_registry_keeps_mobile_names():
+    from chipsched.instances.networks import get_network
+
+    assert get_network("pnasnet5-large").name == "pnasnet-5-large"
+    assert get_network("pnasnet-5-large").name == "pnasnet-5-large"
+    assert get_network("pnasnet5large:num_classes=1001").layers[-1].K == 1001
+    for alias in ("pnasnet", "pnasnet-5", "pnasnet5-mobile"):
+        assert get_network(alias).name == "pnasnet-5-mobile"

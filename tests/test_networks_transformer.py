@@ -1,10 +1,14 @@
-"""BERT-base and Transformer-base workloads against published totals and closed forms."""
+"""BERT-base, Transformer-base and SET's Transformer against published totals and closed forms."""
 
 from __future__ import annotations
 
 import pytest
 
-from chipsched.instances.networks.transformer import bert_base, transformer_base
+from chipsched.instances.networks.transformer import (
+    bert_base,
+    transformer_base,
+    transformer_set_isca23,
+)
 from chipsched.workload import OpKind
 
 # Hyper-parameters written out here on purpose (not imported from the module).
@@ -62,10 +66,15 @@ def test_transformer_params_match_published():
 def test_transformer_shared_table_counted_once():
     w = transformer_base()
     table = TF_VOCAB * TF_D
-    assert [ly.name for ly in w.layers if ly.weight_elems == table] == ["src_embed"]
-    assert w.layers[w.index("tgt_embed")].weight_elems == 0
+    # in the pre-softmax projection, the one layer that reads it whole; the lookups
+    # gather rows of it (the cost model charges T·d per sample, not the table)
+    assert [ly.name for ly in w.layers if ly.weight_elems == table] == ["logits"]
+    for name in ("src_embed", "tgt_embed"):
+        ly = w.layers[w.index(name)]
+        assert ly.kind is OpKind.EMBED and ly.weight_elems == 0
+        assert ly.gathered_elems == TF_D * ly.H and ly.resident_weight_elems == 0
     logits = w.layers[w.index("logits")]
-    assert logits.kind is OpKind.FC and logits.weight_elems == 0
+    assert logits.kind is OpKind.FC and logits.resident_weight_elems == table
     # Untied, the count would be ~101 M, far from the paper's 65 M.
     assert not within(w.total_params + 2 * table, 65e6, 0.03)
 
@@ -193,7 +202,7 @@ def test_round_trip_through_file_form():
     w = bert_base(32)
     w2 = Workload.from_dict(w.to_dict())
     assert w2.layers == w.layers and w2.edges == w.edges
-    # Tied weights (weight_elems = 0 on the logits fc) survive the file form too.
+    # Tied weights (weight_elems = 0 on the lookups) survive the file form too.
     w = transformer_base(16, 24)
     w2 = Workload.from_dict(w.to_dict())
     assert w2.layers == w.layers and w2.edges == w.edges
@@ -205,3 +214,100 @@ def test_bad_lengths():
         bert_base(513)
     with pytest.raises(ValueError):
         transformer_base(0, 10)
+
+
+# ---------------------------------------------------------------------------------------
+# SET's Transformer (Cai et al., ISCA 2023; SET-ISCA2023 src/nns/transformer.cpp)
+#
+# Hand derivation (T = 512 positions in both encoder and decoder, d = 512, f = 2048,
+# o = 1000 output features, 6 + 6 layers, no embedding table, no LayerNorm):
+#   T·d² = 512³ = 134,217,728;  T·d·f = 536,870,912;  T²·d = 134,217,728
+#   fc MACs      encoder layer 4·T·d² + 2·T·d·f = 1,610,612,736 (Q, K, V, out; FFN)
+#                decoder layer 8·T·d² + 2·T·d·f = 2,147,483,648 (two attentions; FFN)
+#                proj T·d·o = 262,144,000 (every position)
+#                6·1,610,612,736 + 6·2,147,483,648 + 262,144,000 = 22,810,722,304
+#   matmul MACs  18 attentions × (Q·Kᵀ + P·V) = 18·2·T²·d = 4,831,838,208
+#   SET's tool: 22.8 G weight×activation + 4.83 G activation×activation MACs.
+#   Weights (fc with bias): encoder layer 4·(d² + d) + (d·f + f) + (f·d + d) = 3,150,336;
+#   decoder layer 8·(d² + d) + 2,099,712 = 4,200,960; proj d·o + o = 513,000;
+#   6·3,150,336 + 6·4,200,960 + 513,000 = 44,620,776 (bias-free, as SET counts:
+#   44,552,192).
+#   Layers: 2 input ops + 6·(7 attention + 2 adds + 2 FFN) + 6·(14 + 3 + 2) + proj = 183.
+
+SET_T, SET_OUT = 512, 1000
+SET_FC_MACS = 22_810_722_304
+SET_MATMUL_MACS = 4_831_838_208
+SET_PARAMS = 44_620_776
+SET_LAYERS = 183
+
+
+def transformer_set_isca23_macs(T: int, out: int = SET_OUT) -> tuple[int, int]:
+    """(fc MACs, matmul MACs) per sample; SET runs the decoder over T positions too."""
+    d, f = TF_D, TF_FF
+    fc = TF_N * (4 * T * d * d + 2 * T * d * f) + TF_N * (8 * T * d * d + 2 * T * d * f)
+    return fc + T * d * out, 3 * TF_N * 2 * T * T * d
+
+
+def test_transformer_set_isca23_derivation_is_stable():
+    assert transformer_set_isca23_macs(SET_T) == (SET_FC_MACS, SET_MATMUL_MACS)
+    d, f = TF_D, TF_FF
+    enc = 4 * (d * d + d) + (d * f + f) + (f * d + d)
+    dec = 8 * (d * d + d) + (d * f + f) + (f * d + d)
+    assert (enc, dec) == (3_150_336, 4_200_960)
+    assert TF_N * (enc + dec) + d * SET_OUT + SET_OUT == SET_PARAMS
+    assert 2 + TF_N * 11 + TF_N * 19 + 1 == SET_LAYERS
+
+
+def test_transformer_set_isca23_totals():
+    w = transformer_set_isca23()
+    fc = sum(ly.macs for ly in w.layers if ly.kind is OpKind.FC)
+    assert (fc, attention_macs(w)) == (SET_FC_MACS, SET_MATMUL_MACS)
+    assert w.total_macs == SET_FC_MACS + SET_MATMUL_MACS
+    assert w.total_params == SET_PARAMS
+    assert len(w) == SET_LAYERS
+    # Against SET's tool: 22.8 G + 4.83 G (rounded there).
+    assert within(fc, 22.8e9, 0.001) and within(attention_macs(w), 4.83e9, 0.001)
+    # SET's weights have no biases: one per fc output feature fewer.
+    bias = sum(ly.K for ly in w.layers if ly.kind is OpKind.FC)
+    assert w.total_params - bias == 44_552_192
+
+
+@pytest.mark.parametrize("T,out", [(64, 1000), (100, 37), (1, 1)])
+def test_transformer_set_isca23_macs_closed_form(T, out):
+    w = transformer_set_isca23(T, out)
+    fc = sum(ly.macs for ly in w.layers if ly.kind is OpKind.FC)
+    assert (fc, attention_macs(w)) == transformer_set_isca23_macs(T, out)
+
+
+def test_transformer_set_isca23_differs_from_transformer_base_as_set_does():
+    w = transformer_set_isca23()
+    kinds = {ly.kind for ly in w.layers}
+    assert OpKind.EMBED not in kinds  # no embedding table (inputs are embedded already)
+    assert OpKind.NORM not in kinds  # SET has residual sums but no LayerNorm
+    assert sum(ly.kind is OpKind.SOFTMAX for ly in w.layers) == 3 * TF_N  # attention only
+    # Decoder self- and cross-attention both span 512 × 512 positions, 8 heads of 64.
+    for name in ("enc1_scores", "dec6_scores", "dec3_xscores"):
+        assert w.layers[w.index(name)].dims == {"G": TF_HEADS, "M": SET_T, "K": 64,
+                                                "N": SET_T}
+    for kv in ("k", "v"):
+        assert w.preds[w.index(f"dec2_xattn_{kv}")] == (w.index("enc6_add2"),)
+    # One output: the 1000-way projection at every position, no softmax after it.
+    assert [w.layers[i].name for i in w.sinks] == ["proj"]
+    proj = w.layers[w.index("proj")]
+    assert proj.kind is OpKind.FC and proj.dims == {"M": SET_T, "K": TF_D, "N": SET_OUT}
+    assert w.preds[w.index("proj")] == (w.index("dec6_add3"),)
+    assert [ly.name for ly in w.layers if ly.kind is OpKind.ELTWISE and
+            not ly.name.split("_")[-1].startswith("add")] == ["src_embed", "tgt_embed"]
+
+
+def test_transformer_set_isca23_registry():
+    from chipsched.instances.networks import get_network, network_params
+
+    assert get_network("transformer-set-isca23") == transformer_set_isca23()
+    assert get_network("transformer_set_isca23:seq_len=64").total_macs == sum(
+        transformer_set_isca23_macs(64))
+    assert network_params("transformer-set-isca23") == {"seq_len": 512, "out_features": 1000,
+                                                  "precision_bytes": 1}
+    assert get_network("transformer").name == "transformer-base-S128-T128"
+    with pytest.raises(ValueError):
+        transformer_set_isca23(0)

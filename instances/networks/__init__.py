@@ -15,12 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from chipsched.errors import InputError, UnknownNameError
-from chipsched.instances.networks.cnn import googlenet, mobilenet_v2, resnet50, vgg16
+from chipsched.instances.networks.cnn import (
+    googlenet,
+    mobilenet_v2,
+    resnet50,
+    resnet50_v1,
+    vgg16,
+)
 from chipsched.instances.networks.inception_resnet import inception_resnet_v1
-from chipsched.instances.networks.pnasnet import pnasnet5_mobile
+from chipsched.instances.networks.pnasnet import pnasnet5_large, pnasnet5_mobile
 from chipsched.instances.networks.small_cnn import lenet5, resnet20_cifar, vgg11_cifar
 from chipsched.instances.networks.tiny import tiny, tiny_chain
-from chipsched.instances.networks.transformer import bert_base, transformer_base
+from chipsched.instances.networks.transformer import (
+    bert_base,
+    transformer_base,
+    transformer_set_isca23,
+)
 from chipsched.workload import Workload
 
 #: name → builder. Every builder takes keyword parameters with defaults.
@@ -33,6 +43,10 @@ NETWORKS: dict[str, Callable[..., Workload]] = {
     "vgg16": vgg16,
     "mobilenet-v2": mobilenet_v2,
     "bert-base": bert_base,
+    # the networks of SET (Cai et al., ISCA 2023) that differ from ours above
+    "resnet50-v1": resnet50_v1,
+    "pnasnet5-large": pnasnet5_large,
+    "transformer-set-isca23": transformer_set_isca23,
     "tiny": tiny,
     "tiny-chain": tiny_chain,
     "lenet5": lenet5,
@@ -44,7 +58,9 @@ NETWORKS: dict[str, Callable[..., Workload]] = {
 ALIASES = {"resnet-50": "resnet50", "vgg-16": "vgg16", "mobilenetv2": "mobilenet-v2",
            "inception-v1": "googlenet", "pnasnet": "pnasnet5-mobile",
            "pnasnet-5": "pnasnet5-mobile", "transformer": "transformer-base",
-           "bert": "bert-base", "inception-resnet": "inception-resnet-v1"}
+           "bert": "bert-base", "inception-resnet": "inception-resnet-v1",
+           "resnet-50-v1": "resnet50-v1", "pnasnet-5-large": "pnasnet5-large",
+           "pnasnet5large": "pnasnet5-large", "transformer-set": "transformer-set-isca23"}
 
 
 def network_names() -> list[str]:
@@ -67,6 +83,8 @@ def _canonical(name: str) -> str:
 
 
 def _parse_value(text: str) -> Any:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
     for cast in (int, float):
         try:
             return cast(text)

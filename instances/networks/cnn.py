@@ -1,7 +1,7 @@
 """Classic ImageNet CNNs with the layer shapes of their published definitions.
 
-ResNet-50, VGG-16, MobileNet-v2 and GoogLeNet (Inception-v1), 1000 classes, built with
-:class:`~chipsched.workload.WorkloadBuilder`. Conventions (see the builder):
+ResNet-50 (v1.5 and v1), VGG-16, MobileNet-v2 and GoogLeNet (Inception-v1), 1000 classes,
+built with :class:`~chipsched.workload.WorkloadBuilder`. Conventions (see the builder):
 
 * batch norm and the activation are folded into the preceding convolution, so they
   are not layers; a folded batch norm leaves one per-channel bias, so every conv of a
@@ -40,14 +40,22 @@ def _pool_ceil(b: WorkloadBuilder, name: str, x: str, kernel: int, stride: int,
 # ResNet-50
 
 
-def resnet50(image_size: int = 224, precision_bytes: int = 1) -> Workload:
-    """ResNet-50 v1.5 as in torchvision (``torchvision.models.resnet50``).
+def resnet50(image_size: int = 224, precision_bytes: int = 1, *,
+             stride_in_1x1: bool = False) -> Workload:
+    """ResNet-50 v1.5 as in torchvision (``torchvision.models.resnet50``), or with
+    ``stride_in_1x1=True`` the original v1 of the paper (registered as ``resnet50-v1``).
 
     Source: He, Zhang, Ren, Sun, "Deep Residual Learning for Image Recognition",
     CVPR 2016 (arXiv:1512.03385), Table 1, 50-layer column; torchvision's v1.5 variant
     puts the stride-2 of a downsampling bottleneck on its 3×3 conv (``branch2b``), not
     on the first 1×1 (the paper's v1). Projection shortcuts (``branch1``) are 1×1 convs
     with the block's stride, used in the first block of each stage.
+
+    ``stride_in_1x1=True`` moves the stride-2 of res3a, res4a and res5a to their first
+    1×1 conv (``branch2a``), as in the paper, the original Caffe model and SET's
+    ``resnet.cpp`` (see :func:`resnet50_v1`). Shapes of every other layer, the
+    parameters and the layer count are unchanged; only those three ``branch2a`` convs
+    now produce their output on the small plane (H_in/2 × W_in/2).
 
     Published totals (torchvision ``ResNet50_Weights.IMAGENET1K_V1``): 25,557,032
     parameters, 4.089 G MACs ("GFLOPS") per 224×224 image (the paper's v1: 3.8 G).
@@ -58,11 +66,27 @@ def resnet50(image_size: int = 224, precision_bytes: int = 1) -> Workload:
     53 convs, 16 residual adds, 1 fc. Every conv is bias-free followed by BN in the
     trained model; with BN folded it has a per-channel bias (``bias=True``).
     """
-    b = WorkloadBuilder("resnet50", precision_bytes, meta={
-        "source": "He et al. 2016 (arXiv:1512.03385); torchvision resnet50 (v1.5), "
-                  + _TV + "resnet.py",
-        "published": {"macs": 4_089_000_000, "params": 25_557_032},
-    })
+    if stride_in_1x1 not in (True, False):  # also accepts 0 / 1 from "name:k=v" specs
+        raise InputError("resnet50.stride_in_1x1", f"must be a boolean, got {stride_in_1x1!r}",
+                         "use true/1 (v1, the paper) or false/0 (v1.5, torchvision)")
+    if stride_in_1x1:
+        name = "resnet50-v1"
+        meta = {
+            "source": "He et al. 2016 (arXiv:1512.03385), Table 1 (v1: stride in the first "
+                      "1x1 of a downsampling bottleneck); SET (Cai et al., ISCA 2023) "
+                      "src/nns/resnet.cpp",
+            # the paper's "3.8 x 10^9 FLOPs" are multiply-adds; the parameters are those
+            # of v1.5 (the stride does not change any weight shape), torchvision's count
+            "published": {"macs": 3_800_000_000, "params": 25_557_032},
+        }
+    else:
+        name = "resnet50"
+        meta = {
+            "source": "He et al. 2016 (arXiv:1512.03385); torchvision resnet50 (v1.5), "
+                      + _TV + "resnet.py",
+            "published": {"macs": 4_089_000_000, "params": 25_557_032},
+        }
+    b = WorkloadBuilder(name, precision_bytes, meta=meta)
     x = b.input("image", (3, image_size, image_size))
     x = b.conv("conv1", x, K=64, kernel=7, stride=2, pad=3, bias=True)
     x = b.pool("pool1", x, kernel=3, stride=2, pad=1)
@@ -71,8 +95,9 @@ def resnet50(image_size: int = 224, precision_bytes: int = 1) -> Workload:
         for i in range(blocks):
             p = f"res{stage}{'abcdef'[i]}"
             s = stride if i == 0 else 1
-            y = b.conv(f"{p}_branch2a", x, K=width, kernel=1, bias=True)
-            y = b.conv(f"{p}_branch2b", y, K=width, kernel=3, stride=s, bias=True)
+            s_1x1, s_3x3 = (s, 1) if stride_in_1x1 else (1, s)
+            y = b.conv(f"{p}_branch2a", x, K=width, kernel=1, stride=s_1x1, bias=True)
+            y = b.conv(f"{p}_branch2b", y, K=width, kernel=3, stride=s_3x3, bias=True)
             y = b.conv(f"{p}_branch2c", y, K=4 * width, kernel=1, bias=True)
             if i == 0:  # channels change (and, from res3 on, the plane shrinks)
                 x = b.conv(f"{p}_branch1", x, K=4 * width, kernel=1, stride=s, bias=True)
@@ -80,6 +105,40 @@ def resnet50(image_size: int = 224, precision_bytes: int = 1) -> Workload:
     x = _global_pool(b, "pool5", x)
     b.fc("fc", x, K=1000)
     return b.build()
+
+
+def resnet50_v1(image_size: int = 224, precision_bytes: int = 1) -> Workload:
+    """ResNet-50 v1 (the paper's original), ``resnet50(stride_in_1x1=True)``.
+
+    Source: He et al. 2016 (arXiv:1512.03385), Table 1 and Section 3.3 ("downsampling
+    is performed by conv3_1, conv4_1, and conv5_1 with a stride of 2"): the first 1×1
+    conv of the first bottleneck of stages res3–res5 and its projection shortcut have
+    stride 2. This is also SET's ResNet-50 (Cai et al., ISCA 2023, ``resnet.cpp``),
+    whose 72 layers (conv, pool, eltwise, fc) match ours one to one.
+
+    Same weights as :func:`resnet50` (v1.5): 25,530,472 parameters here (conv weights,
+    one folded-BN bias per conv channel, fc 2048×1000 + 1000), i.e. torchvision's
+    25,557,032 minus one BN parameter on each of the 26,560 conv channels.
+
+    MACs per 224×224 image (hand calculation):
+
+    * ``conv1`` 112²·64·3·7·7 = 118,013,952;
+    * a non-first bottleneck of width w on an h×h plane (in 4w, 1×1 w, 3×3 w, 1×1 4w)
+      costs h²·(4w·w + 9w² + 4w²) = 17·h²·w²; with h·w = 56·64 = 28·128 = 14·256 =
+      7·512 = 3584 in every stage that is 17·3584² = 218,365,952;
+    * the first bottleneck of res3–res5 in v1 (input 2w channels on a 2h plane, all four
+      convs at h): h²·(2w·w + 9w² + 4w² + 2w·4w) = 23·h²·w² = 295,436,288; res2a (input
+      64 = w, stride 1): h²·(w² + 9w² + 4w² + 4w²) = 18·h²·w² = 231,211,008;
+    * res2: 231,211,008 + 2·218,365,952 = 667,942,912; res3: 295,436,288 +
+      3·218,365,952 = 950,534,144; res4: 295,436,288 + 5·218,365,952 = 1,387,266,048;
+      res5: 295,436,288 + 2·218,365,952 = 732,168,192; ``fc`` 2048·1000 = 2,048,000;
+    * total 3,857,973,248 (the paper's "3.8 × 10⁹ FLOPs", i.e. multiply-adds: +1.5 %).
+
+    v1.5 computes each of those three ``branch2a`` convs on the input plane 2h×2h
+    instead: 3·h²·2w·w more MACs per stage = 3·2·3584² = 77,070,336, ×3 stages =
+    231,211,008, hence v1.5's 4,089,184,256 (torchvision's 4.089 G).
+    """
+    return resnet50(image_size, precision_bytes, stride_in_1x1=True)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""Transformer networks: BERT-base and the base Transformer of "Attention Is All You Need".
+"""Transformer networks: BERT-base, the base Transformer of "Attention Is All You Need"
+and SET's variant of it (Cai et al., ISCA 2023).
 
-Conventions shared by both builders (see :mod:`chipsched.workload`):
+Conventions shared by the builders (see :mod:`chipsched.workload`):
 
 * A sequence of T tokens with d features is the tensor ``(d, T, 1)``; every ``fc`` is
   applied per token (M = T rows).
@@ -143,9 +144,10 @@ def transformer_base(src_len: int = 128, tgt_len: int = 128, vocab: int = 37000,
 
     * Shared embeddings (Section 3.4): one vocab×d_model table serves the source
       embedding, the target embedding and the pre-softmax projection. It is counted
-      once, in ``src_embed``; ``tgt_embed`` and ``logits`` are explicit layers with
-      ``weight_elems = 0`` (``logits`` has no bias, as in the tied tensor2tensor
-      implementation). The √d_model scaling of the embeddings is not counted.
+      once, in ``logits`` — the one layer that reads it whole (no bias, as in the tied
+      tensor2tensor implementation); ``src_embed`` and ``tgt_embed`` gather T rows of
+      it (``weight_elems = 0``: the cost model reads their gathered rows, not a table,
+      docs/cost-model.md §3). The √d_model scaling of the embeddings is not counted.
     * Sinusoidal positional encodings have no parameters: they are network inputs
       ``src_pos_enc`` / ``tgt_pos_enc`` of shape ``(d_model, T, 1)`` (a constant
       table), added inside the embed layers (d_model·T ops each).
@@ -178,14 +180,17 @@ def transformer_base(src_len: int = 128, tgt_len: int = 128, vocab: int = 37000,
             "published": {"params": 65_000_000},
             "src_len": Ts, "tgt_len": Tt, "vocab": vocab,
             "config": dict(c),
-            "notes": "shared embedding/pre-softmax table counted once (src_embed); "
+            "notes": "shared embedding/pre-softmax table counted once (logits); "
                      "decoder modelled as one teacher-forced pass over tgt_len tokens",
         },
     )
     # Encoder.
     src_ids = b.input("src_ids", (1, Ts, 1))
     src_pos = b.input("src_pos_enc", (d, Ts, 1))
-    x = b.embed("src_embed", src_ids, vocab, d, src_pos)
+    # the lookups gather rows of the shared table, which is counted in ``logits``
+    src_embed = Layer("src_embed", OpKind.EMBED, K=d, C=1, H=Ts, W=1,
+                      in_elems=Ts + d * Ts, weight_elems=0, ops=d * Ts)
+    x = b.add_layer(src_embed, [src_ids, src_pos])
     for i in range(1, c["enc_layers"] + 1):
         p = f"enc{i}"
         a = _attention(b, p, x, x, d, heads)
@@ -194,7 +199,7 @@ def transformer_base(src_len: int = 128, tgt_len: int = 128, vocab: int = 37000,
         x = _residual_norm(b, p, 2, x, f)
     memory = x
 
-    # Decoder: the target embedding reuses the shared table (no weights here).
+    # Decoder: the target embedding gathers rows of the same table.
     tgt_ids = b.input("tgt_ids", (1, Tt, 1))
     tgt_pos = b.input("tgt_pos_enc", (d, Tt, 1))
     tgt_embed = Layer("tgt_embed", OpKind.EMBED, K=d, C=1, H=Tt, W=1,
@@ -209,9 +214,103 @@ def transformer_base(src_len: int = 128, tgt_len: int = 128, vocab: int = 37000,
         f = _ffn(b, p, y, d_ff)
         y = _residual_norm(b, p, 3, y, f)
 
-    # Pre-softmax projection tied to the shared embedding table.
+    # Pre-softmax projection: the shared table itself (read whole), no bias.
     logits = Layer("logits", OpKind.FC, K=vocab, C=d, H=Tt, W=1, in_elems=d * Tt,
-                   weight_elems=0)
+                   weight_elems=vocab * d)
     z = b.add_layer(logits, [y])
     b.softmax("out_softmax", z)
+    return b.build()
+
+
+# ---------------------------------------------------------------------------------------
+# SET's Transformer (Cai et al., ISCA 2023)
+
+
+def transformer_set_isca23(seq_len: int = 512, out_features: int = 1000,
+                    precision_bytes: int = 1) -> Workload:
+    """The Transformer of SET's evaluation: base dimensions, 512-token sequences.
+
+    (SET is the scheduler of Cai et al.; this is not the "Set Transformer" of Lee et al.
+    2019.)
+
+    Source: J. Cai et al., "Inter-layer Scheduling Space Definition and Exploration for
+    Tiled Accelerators", ISCA 2023, and its tool (github.com/SET-Scheduling-Project/
+    SET-ISCA2023, ``src/nns/transformer.cpp``); dimensions of the base Transformer of
+    Vaswani et al. 2017: d_model 512, 8 heads of 64, FFN 2048, 6 encoder and 6 decoder
+    layers. What SET models, and this workload follows:
+
+    * no embedding table and no positional-encoding weights: the inputs ``src`` and
+      ``tgt`` are already-embedded ``(512, T, 1)`` sequences, each passed through one
+      element-wise op (``src_embed`` / ``tgt_embed``, ``eltwise``, d·T ops; SET's
+      ``word_embed_enc`` / ``_dec`` point-wise layers);
+    * encoder and decoder both run over ``seq_len`` = 512 positions; the decoder
+      self-attention is dense over 512 target positions (no causal mask, no KV cache,
+      one pass), and its cross-attention takes K and V from the last encoder layer;
+    * attention as in :func:`transformer_base`: fc Q, K, V (d→d), ``scores`` Q·Kᵀ and
+      ``context`` P·V as grouped ``matmul`` (groups = heads), a ``softmax`` between
+      them (SET's point-wise layer on the scores), the output fc. SET builds K as 8
+      per-head 512→64 convs, 8 transposes and a gather; one fc d→d has the same MACs;
+    * residual sums (``add``) but **no LayerNorm** (SET has none), so no norm layers;
+    * the output projection ``proj`` is an fc d→``out_features`` (1000) applied at
+      every one of the 512 positions, with no softmax after it.
+
+    Our fc layers keep a bias (the convention of this library); SET's weights have none.
+
+    Derivation (T = ``seq_len``, d = 512, f = 2048, o = ``out_features``):
+    weight×activation MACs (fc) = 6·(4·T·d² + 2·T·d·f) [encoder: Q, K, V, out, FFN]
+    + 6·(8·T·d² + 2·T·d·f) [decoder: two attentions, FFN] + T·d·o [proj]; at T = 512
+    T·d² = 512³ = 134,217,728 and T·d·f = 536,870,912, so 6·1,610,612,736 +
+    6·2,147,483,648 + 262,144,000 = 22,810,722,304. Activation×activation MACs
+    (matmul) = 18 attentions × 2·T²·d = 18·268,435,456 = 4,831,838,208. Total
+    27,642,560,512 MACs per sample: SET's tool gives the same 22.8 G + 4.83 G.
+    Parameters = 6·(4·(d² + d) + 2·d·f + f + d) + 6·(8·(d² + d) + 2·d·f + f + d)
+    + (d·o + o) = 6·3,150,336 + 6·4,200,960 + 513,000 = 44,620,776 (SET's bias-free
+    count: 44,552,192, 68,584 fewer).
+
+    183 layers: 2 input ops, 6 × 11 encoder layers (7 attention layers, 2 adds, 2 FFN
+    fcs), 6 × 19 decoder layers (14 attention layers, 3 adds, 2 FFN fcs), ``proj``. SET's
+    own list has 471: 23 per attention (its per-head K convs, transposes and gather)
+    instead of our 7.
+    """
+    c = TRANSFORMER_BASE
+    d, heads, d_ff = c["d_model"], c["heads"], c["ffn"]
+    T = seq_len
+    if T < 1 or out_features < 1:
+        raise ValueError("seq_len and out_features must be positive")
+    b = WorkloadBuilder(
+        f"transformer-set-isca23-T{T}", precision_bytes,
+        meta={
+            "source": "Cai et al., ISCA 2023 (SET), SET-ISCA2023 src/nns/transformer.cpp; "
+                      "base dimensions of Vaswani et al. 2017",
+            "published": {"macs": 27_640_000_000, "weight_macs": 22_810_000_000,
+                          "attention_macs": 4_830_000_000,
+                          "note": "per sample at T = 512, measured with SET's tool; "
+                                  "the paper prints no totals"},
+            "seq_len": T, "out_features": out_features,
+            "config": dict(c),
+            "notes": "no embedding table, no LayerNorm; decoder dense over seq_len "
+                     "target positions; proj on every position",
+        },
+    )
+    src = b.input("src", (d, T, 1))
+    x = b.eltwise("src_embed", src)
+    for i in range(1, c["enc_layers"] + 1):
+        p = f"enc{i}"
+        a = _attention(b, p, x, x, d, heads)
+        x = b.add(f"{p}_add1", x, a)
+        f = _ffn(b, p, x, d_ff)
+        x = b.add(f"{p}_add2", x, f)
+    memory = x
+
+    tgt = b.input("tgt", (d, T, 1))
+    y = b.eltwise("tgt_embed", tgt)
+    for i in range(1, c["dec_layers"] + 1):
+        p = f"dec{i}"
+        a = _attention(b, p, y, y, d, heads)
+        y = b.add(f"{p}_add1", y, a)
+        a = _attention(b, p, y, memory, d, heads, cross=True)
+        y = b.add(f"{p}_add2", y, a)
+        f = _ffn(b, p, y, d_ff)
+        y = b.add(f"{p}_add3", y, f)
+    b.fc("proj", y, K=out_features)
     return b.build()
