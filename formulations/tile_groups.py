@@ -56,6 +56,15 @@ from chipsched.problems.tile_groups import (
 )
 from chipsched.problems.tile_groups.bound import lower_bound
 from chipsched.problems.tile_groups.model import Infeasible
+from chipsched.problems.tile_groups.segments import (
+    DPStopped,
+    compositions,
+    is_ls,
+    n_segment_options,
+    pareto_dp,
+    segment_node,
+    segment_options,
+)
 from chipsched.result import Status
 from chipsched.solvers.bruteforce import enumerate_best
 from chipsched.solvers.options import SolveOptions
@@ -81,36 +90,6 @@ class Column:
     node: Node
     time: float
     energy: float
-
-
-def compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
-    """Every tuple of ``parts`` positive integers summing to ``total``."""
-    for cuts_ in itertools.combinations(range(1, total), parts - 1):
-        bounds = (0, *cuts_, total)
-        yield tuple(bounds[k + 1] - bounds[k] for k in range(parts))
-
-
-def segment_options(layers: Sequence[int], batch: int, tiles: int,
-                    modes: Sequence[str] = ("ls", "s")) -> Iterator[Node]:
-    """Every segment node of the segmented space over ``layers``: LS T(sb) cuts and S(sb)
-    cuts with every explicit allocation, sb ∈ divisors(batch)."""
-    k = len(layers)
-    kids = tuple(leaf(x) for x in layers)
-    for sb in divisors(batch):
-        if "ls" in modes:
-            if k == 1:
-                yield kids[0] if sb == 1 else cut(TCUT, kids, sb)
-            else:
-                yield cut(TCUT, kids, sb)
-        if "s" in modes and 2 <= k <= tiles:
-            for alloc in compositions(tiles, k):
-                yield Node(SCUT, -1, kids, sb, alloc)
-
-
-def n_segment_options(k: int, batch: int, tiles: int) -> int:
-    """How many nodes :func:`segment_options` yields for k layers."""
-    s = math.comb(tiles - 1, k - 1) if 2 <= k <= tiles else 0
-    return len(divisors(batch)) * (1 + s)
 
 
 def count_columns(L: int, batch: int, tiles: int, max_segment: int) -> int:
@@ -458,6 +437,73 @@ def milp(instance: Instance, options: SolveOptions, params: ColumnParams) -> Met
     """The same column model as :func:`cpsat`, written in Pyomo (HiGHS by default)."""
     return _exact(instance, options, _Milp, params.max_segment, params.prune,
                   params.max_columns)
+
+
+# ---------------------------------------------------------------------------------------
+# the segmented space by dynamic programming (exact Pareto fronts)
+
+
+@dataclass(frozen=True)
+class SegDPParams:
+    max_segment: int | None = param(None, "longest segment (layers)", ge=1,
+                                    none="any length (exact for the whole space)")
+
+
+def _seg_dp(instance: Instance, options: SolveOptions, max_segment: int | None,
+            every_allocation: bool) -> MethodOutput:
+    """The segmented space (``every_allocation``: S segments with every integer tile
+    allocation, the column models' space; else with the NPT allocation) by
+    :func:`~chipsched.problems.tile_groups.segments.pareto_dp` with whole fronts."""
+    L, G, B = len(instance.workload), instance.n_tiles, instance.batch
+    sbs = divisors(B)
+
+    def options_of(i: int, j: int) -> list[Node]:
+        if every_allocation:
+            return list(segment_options(range(i, j), B, G))
+        nodes = [segment_node(range(i, j), sb, "ls") for sb in sbs]
+        if 2 <= j - i <= G:
+            nodes += [segment_node(range(i, j), sb, "lp") for sb in sbs]
+        return nodes
+
+    deadline = None if options.time_limit is None else \
+        time.perf_counter() + options.time_limit
+    try:
+        tree, v, stats = pareto_dp(instance, options_of, max_segment, None, monotone=is_ls,
+                                   deadline=deadline)
+    except DPStopped as exc:
+        return MethodOutput(Status.TIME_LIMIT, stats=exc.stats,
+                            message=f"the DP stopped at the time limit after {exc.prefix} "
+                                    f"of {exc.layers} layers")
+    whole = max_segment is None or max_segment >= L
+    stats["max_segment"] = L if max_segment is None else min(L, max_segment)
+    if not whole:  # optimal among segments of ≤ max_segment layers only: no bound
+        return MethodOutput(Status.FEASIBLE, Solution.of(instance, tree), v, stats=stats)
+    return MethodOutput(Status.OPTIMAL, Solution.of(instance, tree), v, bound=v, stats=stats)
+
+
+@method("tile_groups", "dp-seg", "exact",
+        "DP over segment boundaries with whole Pareto fronts: exact over the segmented "
+        "space (every allocation), the CP-SAT/MILP column models' space",
+        source="issue 10 (ours)", space="segmented", params=SegDPParams)
+def dp_seg(instance: Instance, options: SolveOptions, params: SegDPParams) -> MethodOutput:
+    """The optimum of the segmented space (root T(1) over consecutive segments, each an
+    LS T(sb) cut or an S(sb) cut with any integer allocation) without a solver: each
+    prefix of the layer order keeps its whole (latency, energy) Pareto front. The number
+    of allocations, C(G − 1, k − 1) per k-layer S segment, limits it to small chips."""
+    return _seg_dp(instance, options, params.max_segment, every_allocation=True)
+
+
+@method("tile_groups", "dp-seg-npt", "exact",
+        "DP over segment boundaries with whole Pareto fronts: exact over LS and LP "
+        "segments with NPT allocation (contains the ls and lp baselines' spaces)",
+        source="issue 10 (ours)", space="segmented, NPT allocation", params=SegDPParams)
+def dp_seg_npt(instance: Instance, options: SolveOptions, params: SegDPParams
+               ) -> MethodOutput:
+    """The optimum over segmentations of the layer order whose segments are LS T(sb)
+    cuts or S(sb) cuts with SET's NPT allocation, any length (S: at most one layer per
+    tile), any sb | B — the union of the ls and lp baselines' spaces without their
+    segment-length and front caps, so its optimum is at most theirs."""
+    return _seg_dp(instance, options, params.max_segment, every_allocation=False)
 
 
 # ---------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from chipsched.problems.tile_groups import (
     replace_at,
 )
 from chipsched.problems.tile_groups.model import Infeasible
+from chipsched.problems.tile_groups.segments import is_ls, pareto_dp, segment_node
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
 
@@ -433,6 +434,9 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
         w["op5"] = w["op6"] = 0
     cur, cur_v = start
     best, best_v = start
+    obj = instance.objective
+    # incremental sums: a move that changes one root child looks up one segment
+    cur_s = best_s = an.sums(cur)
     valid = accepted = improved = 0
     # per operator: trees proposed, of which infeasible, accepted, new best
     per_op = {k: {"proposed": 0, "infeasible": 0, "accepted": 0, "improved": 0}
@@ -447,27 +451,34 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
         if time_limit is not None and time.perf_counter() - t_start > time_limit:
             break
         if not greedy_random and r == int(restart_frac * iterations):
-            cur, cur_v = best, best_v
+            cur, cur_v, cur_s = best, best_v, best_s
         m = mutate(cur, rng, ctx, w)
         if m is None:
             continue
         new, op = m
         po = per_op[op]
         po["proposed"] += 1
-        v = an.try_objective(new)
-        if v is None:
+        try:
+            new_s = an.sums(new, cur_s)
+        except Infeasible:
             po["infeasible"] += 1
             continue
+        v = new_s.objective(obj)
         valid += 1
         if v < best_v:
-            best, best_v = new, v
+            best, best_v, best_s = new, v, new_s
             improved += 1
             po["improved"] += 1
         temp = math.inf if greedy_random else temperature(r / iterations, t0, alpha)
         if greedy_random or accept(cur_v, v, temp, rng):
-            cur, cur_v = new, v
+            cur, cur_v, cur_s = new, v, new_s
             accepted += 1
             po["accepted"] += 1
+    # the reported value is the analyzer's own sum, not the incremental one (they differ
+    # by float rounding only); never return worse than the start
+    best_v = an.objective(best)
+    if best_v > start[1]:
+        best, best_v = start
     wall = time.perf_counter() - t_start
     stats = {"iterations": rounds, "valid": valid, "accepted": accepted, "improved": improved,
              "operators": per_op, "start_objective": start[1],
@@ -611,80 +622,6 @@ def random_search(instance: Instance, options: SolveOptions, params: RandomParam
 # LS and LP: Tangram-style DP over segment boundaries
 
 
-def segment_node(layers: Sequence[int], sb: int, mode: str) -> Node:
-    """The segment of consecutive ``layers`` with ``sb`` sub-batches: LS = a T cut (all
-    tiles, layer after layer), LP = an S cut (NPT allocation); one layer = the leaf or
-    ``T(sb)[leaf]``."""
-    kids = [leaf(i) for i in layers]
-    if len(kids) == 1:
-        return kids[0] if sb == 1 else cut(TCUT, kids, sb)
-    return cut(TCUT if mode == "ls" else SCUT, kids, sb)
-
-
-def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node]],
-              max_segment: int, max_front: int = 64,
-              monotone_break: bool = False) -> tuple[Node, float, dict[str, Any]]:
-    """Best segmentation of the network's layer order into consecutive segments, each
-    one of ``options_of(i, j)`` (layers i..j-1), under the instance objective.
-
-    Latency and energy add up over segments and E^n·D^m grows with both, so keeping,
-    for every prefix, the (latency, energy) Pareto front of partial segmentations is
-    exact; fronts are thinned to ``max_front`` points (evenly over latency, extremes
-    kept) — exact whenever no front grows past that (reported in the stats)."""
-    an = instance.analyzer
-    obj = instance.objective
-    L = len(instance.workload)
-    B = instance.batch
-    # front[j]: list of (latency, energy, i, k, node)
-    front: list[list[tuple[float, float, int, int, Node | None]]] = [[] for _ in range(L + 1)]
-    front[0] = [(0.0, 0.0, -1, -1, None)]
-    evals = thinned = 0
-    scalar = obj.coefficient("energy_j") == 0 or obj.coefficient("delay_s") == 0
-    for j in range(1, L + 1):
-        cands: list[tuple[float, float, int, int, Node | None]] = []
-        for i in range(j - 1, max(0, j - max_segment) - 1, -1):
-            if not front[i]:
-                continue
-            any_ok = False
-            for node in options_of(i, j):
-                evals += 1
-                try:
-                    c = an.segment(node, B, (0,))
-                except Infeasible:
-                    continue
-                any_ok = True
-                for k, (d, e, *_rest) in enumerate(front[i]):
-                    cands.append((d + c.time, e + c.energy, i, k, node))
-            if monotone_break and not any_ok and j - i > 1:
-                break
-        cands.sort(key=lambda t: (t[0], t[1]))
-        kept: list[tuple[float, float, int, int, Node | None]] = []
-        for cnd in cands:
-            if not kept or cnd[1] < kept[-1][1]:
-                kept.append(cnd)
-        if scalar:
-            kept = [min(kept, key=lambda t: obj(t[1], t[0]))] if kept else []
-        elif len(kept) > max_front:
-            thinned += 1
-            idx = sorted({round(x * (len(kept) - 1) / (max_front - 1)) for x in range(max_front)})
-            kept = [kept[x] for x in idx]
-        front[j] = kept
-    if not front[L]:
-        raise InputError(f"network {instance.workload.name!r}", "no segmentation fits the "
-                         "buffers", "raise max_segment or use a larger chip")
-    best = min(range(len(front[L])), key=lambda k: obj(front[L][k][1], front[L][k][0]))
-    segs: list[Node] = []
-    j, k = L, best
-    while j > 0:
-        _, _, i, kk, node = front[j][k]
-        segs.append(node)  # type: ignore[arg-type]
-        j, k = i, kk
-    tree = assemble(segs[::-1])
-    d, e = front[L][best][0], front[L][best][1]  # the DP's own sums over its segments
-    return tree, obj(e, d), {"segment_evaluations": evals, "segments": len(segs),
-                     "final_front": len(front[L]), "fronts_thinned": thinned}
-
-
 def _dp_method(instance: Instance, mode: str, max_segment: int, max_front: int
                ) -> MethodOutput:
     sbs = divisors(instance.batch)
@@ -694,7 +631,7 @@ def _dp_method(instance: Instance, mode: str, max_segment: int, max_front: int
         return [segment_node(layers[i:j], sb, mode) for sb in sbs]
 
     tree, v, stats = pareto_dp(instance, options_of, max_segment, max_front,
-                               monotone_break=(mode == "ls"))
+                               monotone=is_ls if mode == "ls" else None)
     return MethodOutput(Status.FEASIBLE, Solution.of(instance, tree), v, stats=stats)
 
 

@@ -86,6 +86,68 @@ def test_exact_models_agree_and_brute_force_bounds_them(inst):
     assert sa.objective <= sa.stats["start_objective"]
 
 
+@settings(max_examples=15, derandomize=True, deadline=None)
+@given(tiny_instances(max_layers=4))
+def test_segmented_dp_agrees_with_the_column_models_and_brute_force(inst):
+    """dp-seg (whole Pareto fronts over every allocation) = CP-SAT = brute force of the
+    segmented space; dp-seg-npt (NPT allocations only) lies between it and the better
+    of the ls / lp baselines."""
+    dp = call(F.dp_seg, inst, OPTS)
+    cp = call(F.cpsat, inst, OPTS)
+    bs = call(F.bruteforce_seg, inst, OPTS)
+    assert dp.status is cp.status is bs.status is Status.OPTIMAL
+    assert _close(dp.objective, cp.objective) and _close(dp.objective, bs.objective)
+    assert _close(dp.objective, inst.analyzer.objective(dp.solution.tree), 1e-9)
+    npt = call(F.dp_seg_npt, inst, OPTS)
+    base = min(call(H.ls, inst, OPTS).objective, call(H.lp, inst, OPTS).objective)
+    assert dp.objective <= npt.objective * (1 + 1e-9)
+    assert npt.objective <= base * (1 + 1e-9)
+
+
+@st.composite
+def ls_segments(draw):
+    inst = draw(tiny_instances(max_layers=4))
+    L = len(inst.workload)
+    i = draw(st.integers(0, L - 1))
+    j = draw(st.integers(i + 1, L))
+    return inst, i, j
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(ls_segments())
+def test_a_longer_ls_segment_never_fits_where_a_shorter_does_not(case):
+    """The rule the DPs' early stop rests on: if T(sb)[l_i … l_{j−1}] does not fit the
+    buffers, neither does T(sb)[l_{i−1} … l_{j−1}] (nor the one extended at the end)."""
+    from chipsched.problems.tile_groups.segments import segment_node
+
+    inst, i, j = case
+    an, B = inst.analyzer, inst.batch
+
+    def fits(a, b, sb):
+        try:
+            an.segment(segment_node(range(a, b), sb, "ls"), B, (0,))
+            return True
+        except F.Infeasible:
+            return False
+
+    for sb in divisors(B):
+        if not fits(i, j, sb):
+            if i > 0:
+                assert not fits(i - 1, j, sb)
+            if j < len(inst.workload):
+                assert not fits(i, j + 1, sb)
+
+
+def test_segmented_dp_stops_at_the_time_limit():
+    inst = chipsched.make_instance("tile_groups", "googlenet", "edge-4x4", batch=8)
+    r = chipsched.solve("tile_groups", inst, "dp-seg", time_limit=0.5)
+    assert r.status is Status.TIME_LIMIT and r.solution is None
+    assert "stopped at the time limit after" in r.message and "of 81 layers" in r.message
+    capped = chipsched.solve("tile_groups", chipsched.make_instance(
+        "tile_groups", "tiny", "tiled-2x2", batch=2), "dp-seg-npt", max_segment=2)
+    assert capped.status is Status.FEASIBLE and capped.bound is None
+
+
 @pytest.mark.parametrize("objective", ["latency", "energy", "e2d"])
 def test_exact_models_agree_on_a_seven_layer_dag(objective):
     """tiny (7 layers, a residual branch) on 2×2 tiles, batch 2: 17,154 segmented trees."""
@@ -210,7 +272,7 @@ def test_every_method_through_the_face(tmp_path):
     reg = registry()
     names = set(reg.methods("tile_groups"))
     assert names == {"cpsat", "milp", "bruteforce-seg", "bruteforce", "sa", "random", "ls",
-                     "lp", "given", "bound"}
+                     "lp", "given", "bound", "dp-seg", "dp-seg-npt"}
     inst = _tree_instance(tmp_path)
     assert inst.given is not None
     for name in sorted(names - {"bound"}):  # bound: tests/test_tile_groups_bound.py

@@ -84,10 +84,11 @@ def plot_pareto_front(front: Sequence[tuple[float, float]], path: str | os.PathL
 
 
 def plot_comparison(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str],
-                    methods: Sequence[str] = ("ls", "lp", "sa"), title: str = "") -> Path:
+                    methods: Sequence[str] = ("ls", "lp", "sa"), title: str = "",
+                    baselines: Sequence[str] = ("ls", "lp")) -> Path:
     """Grouped bars of normalized latency, energy and objective (each config's best
-    baseline — the methods not named ``sa…`` — = 1) per (network, batch, chip): the
-    document's Fig. 10 on our model.
+    of ``baselines`` = 1) per (network, batch, chip): the document's Fig. 10 on our
+    model.
 
     ``rows``: dicts with ``config`` (label) and, per method m, ``m_latency``,
     ``m_energy``, ``m_objective``.
@@ -102,7 +103,7 @@ def plot_comparison(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[s
                              constrained_layout=True, sharex=True)
     x = np.arange(len(rows))
     wdt = 0.8 / len(methods)
-    bases = [m for m in methods if not m.startswith("sa")]
+    bases = list(baselines)
     for ax, met in zip(axes, metrics, strict=True):
         for k, m in enumerate(methods):
             vals = []
@@ -111,7 +112,7 @@ def plot_comparison(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[s
                 v = r.get(f"{m}_{met}")
                 vals.append(v / min(refs) if v is not None and refs and min(refs) else np.nan)
             ax.bar(x + (k - (len(methods) - 1) / 2) * wdt, vals, wdt,
-                   label=m.upper().replace("_DP", "-dp"))
+                   label=m.upper().replace("_", "-"))
         ax.axhline(1.0, color="k", lw=0.6)
         ax.set_ylabel(f"{met} / best baseline")
         ax.set_yscale("log")

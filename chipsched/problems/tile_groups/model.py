@@ -354,6 +354,22 @@ def ls_tree(n_layers: int, sb: int = 1) -> Node:
 # the analyzer
 
 
+@dataclass(frozen=True)
+class SegmentSums:
+    """A tree's segments, their costs (one root run), its root batch and runs, and the
+    sums of segment time and energy (:meth:`Analyzer.sums`)."""
+
+    segments: tuple[Node, ...]
+    costs: tuple[SegmentCost, ...]
+    batch: int
+    runs: int
+    time: float
+    energy: float
+
+    def objective(self, objective: Objective) -> float:
+        return objective(self.runs * self.energy, self.runs * self.time)
+
+
 class Analyzer:
     """Turns trees of one :class:`Instance` into costs; caches tables and segments."""
 
@@ -809,6 +825,35 @@ class Analyzer:
                       dram_bytes=runs * sum(c.dram_bytes for c in costs),
                       byte_hops=runs * sum(c.byte_hops for c in costs), segments=costs,
                       root_runs=runs)
+
+    def sums(self, tree: Node, ref: SegmentSums | None = None) -> SegmentSums:
+        """Σ time and Σ energy over ``tree``'s segments (one root run), for the SA's
+        incremental evaluation: with ``ref`` (the sums of another tree with the same
+        root batch), only the root children between the longest common prefix and
+        suffix (by identity) are looked up, so a move that changes one root child costs
+        O(1) segment lookups instead of one per segment. Raises :class:`Infeasible`."""
+        segs, b, runs = self.segments_of(tree)
+        if ref is None or ref.batch != b:
+            costs = tuple(self.segment(s, b, (i,) if tree.kind == TCUT else ())
+                          for i, s in enumerate(segs))
+            return SegmentSums(segs, costs, b, runs, sum(c.time for c in costs),
+                               sum(c.energy for c in costs))
+        old = ref.segments
+        n, m = len(segs), len(old)
+        p = 0
+        while p < n and p < m and segs[p] is old[p]:
+            p += 1
+        q = 0
+        while q < n - p and q < m - p and segs[n - 1 - q] is old[m - 1 - q]:
+            q += 1
+        mid = tuple(self.segment(segs[i], b, (i,) if tree.kind == TCUT else ())
+                    for i in range(p, n - q))
+        gone = ref.costs[p:m - q]
+        costs = ref.costs[:p] + mid + ref.costs[m - q:]
+        return SegmentSums(segs, costs, b, runs,
+                           ref.time - sum(c.time for c in gone) + sum(c.time for c in mid),
+                           ref.energy - sum(c.energy for c in gone)
+                           + sum(c.energy for c in mid))
 
     def objective(self, tree: Node) -> float:
         """The instance's E^n·D^m of ``tree`` (raises :class:`Infeasible`)."""
