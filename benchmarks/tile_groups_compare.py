@@ -5,7 +5,7 @@ For each network × batch × platform (edge-4x4 with E²·D, cloud-12x12 with E�
 
 * ``ls``, ``lp`` — the best layer-sequential / layer-pipelined schemes (Tangram-style
   DPs); the better one is the *baseline*, as in the document's comparison;
-* ``sa`` with its defaults (wrapped start, OP1–OP8, β = 100, best of 4 tries) for each
+* ``sa`` with its defaults (wrapped start, OP1–OP9, β = 100, best of 4 chained tries) for each
   seed; the table reports the best seed, and wins are counted both for the best seed
   and for every seed's run;
 * ``bound`` — the full-space lower bound, and each SA's ratio to it;
@@ -23,6 +23,7 @@ performance, −13.2 % energy against LP/LS); writes JSON, CSV and a plot.
     python benchmarks/tile_groups_compare.py --jobs 2       # SET's five networks, β=100
     python benchmarks/tile_groups_compare.py --networks resnet50 pnasnet5-mobile   # ours
     python benchmarks/tile_groups_compare.py --resume out/tile_groups/compare.json
+    python benchmarks/tile_groups_compare.py --jobs 2 --exact-from old.json  # SA again
 """
 
 from __future__ import annotations
@@ -58,8 +59,10 @@ def _solve(inst: Any, method: str, **kw: Any) -> Any:
 
 
 def run_one(net: str, chip: str, batch: int, beta: float, seeds: int,
-            dp_limit: float, max_options: float) -> dict[str, Any]:
-    """Every method on one configuration."""
+            dp_limit: float, max_options: float,
+            exact: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every method on one configuration; ``exact``: the dp-seg/dp-seg-npt columns of an
+    earlier run of the same configuration, reused instead of solving again."""
     from chipsched.api import make_instance, registry
 
     registry()
@@ -88,6 +91,10 @@ def run_one(net: str, chip: str, batch: int, beta: float, seeds: int,
     row["dp_seg_options"] = count_columns(L, batch, G, L)
     for m in ("dp-seg-npt", "dp-seg"):
         key = m.replace("-", "_")
+        if exact and exact.get(f"{key}_status"):
+            row.update({k: v for k, v in exact.items() if k.startswith(f"{key}_")})
+            row[f"{key}_reused"] = True
+            continue
         if m == "dp-seg" and row["dp_seg_options"] > max_options:
             row[f"{key}_status"] = "not run"
             row[f"{key}_message"] = (f"{row['dp_seg_options']:.3g} segment options "
@@ -212,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="configurations in parallel")
     ap.add_argument("--out", default="out/tile_groups/compare", help="output prefix")
     ap.add_argument("--resume", default=None, help="JSON of an earlier run: keep its rows")
+    ap.add_argument("--exact-from", default=None,
+                    help="JSON of an earlier run: reuse its dp-seg / dp-seg-npt columns "
+                    "(deterministic; they do not depend on the SA) for the configurations "
+                    "it has, run everything else")
     a = ap.parse_args(argv)
     nets = a.networks or (("resnet50-v1", "googlenet") if a.quick else NETWORKS)
     chips = a.chips or tuple(CHIPS)
@@ -223,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.resume and Path(a.resume).exists():
         rows = json.loads(Path(a.resume).read_text())
     done = {(r["network"], r["chip"], r["batch"]) for r in rows}
+    exact: dict[tuple[str, str, int], dict[str, Any]] = {}
+    if a.exact_from:
+        exact = {(r["network"], r["chip"], r["batch"]): r
+                 for r in json.loads(Path(a.exact_from).read_text())}
     todo = [(n, c, b) for c in chips for n in nets for b in batches if (n, c, b) not in done]
     t0 = time.perf_counter()
     out = Path(a.out)
@@ -244,12 +259,13 @@ def main(argv: list[str] | None = None) -> int:
     if a.jobs > 1:
         with ProcessPoolExecutor(a.jobs) as ex:
             futs = [ex.submit(run_one, n, c, b, beta, seeds, dp_limit,
-                                 a.dp_max_options) for n, c, b in todo]
+                              a.dp_max_options, exact.get((n, c, b))) for n, c, b in todo]
             for f in futs:
                 done_one(f.result())
     else:
         for n, c, b in todo:
-            done_one(run_one(n, c, b, beta, seeds, dp_limit, a.dp_max_options))
+            done_one(run_one(n, c, b, beta, seeds, dp_limit, a.dp_max_options,
+                             exact.get((n, c, b))))
     save()
     with open(f"{out}.csv", "w", newline="") as fh:
         keys = sorted({k for r in rows for k in r if not k.endswith("_tree")})

@@ -153,10 +153,11 @@ def _decisions(con: Console, out_dir: Path, quick: bool) -> None:
                          title=f"{net} regions ({best.method}) on chiplet-4x4")
     con.print(f"   plot: {png}")
 
-    # tile groups: SET's SA against LS / LP and the exact segmented-space optimum
+    # tile groups: SET's SA against LS / LP, the exact segmented-space optimum (DP and
+    # CP-SAT) and the full-space lower bound
     inst = make_instance("tile_groups", "tiny-chain", "edge-4x4", batch=4)
     res = show("b", "tiny-chain on edge-4x4, batch 4, E²·D: resource allocation trees",
-               "tile_groups", inst, ["cpsat", "ls", "lp", "sa"])
+               "tile_groups", inst, ["bound", "dp-seg", "cpsat", "ls", "lp", "sa"])
     sa = next(r for r in res if r.method == "sa")
     png = plot_st_graph(inst, sa.solution, out_dir / "tile_groups_st.png",
                         title="tiny-chain on edge-4x4, SA tree")

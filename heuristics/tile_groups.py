@@ -51,12 +51,14 @@ from chipsched.solvers.options import SolveOptions
 #: SET's operator weights (sa.cpp: swap-front 10, swap-back 10, delete 20, add 20,
 #: batch down 20, batch up 20, move leaf 40): OP1 (swap) 20, OP2 (move) 40, others 20.
 OP_WEIGHTS = {"op1": 20, "op2": 40, "op3": 20, "op4": 20, "op5": 20, "op6": 20}
-#: Our two additions (``moves="extended"``), weighted like OP3/OP4: OP7 merges two
-#: adjacent sibling cuts of the same type and sub-batch count, OP8 splits a cut in two.
-#: Without them ``T(k)[a] T(k)[b]`` cannot become ``T(k)[a b]`` through feasible trees
-#: (OP2 moves a leaf only among its parent's children; OP4 on a wrapper puts the layer
-#: back at the full batch, which may not fit).
-EXTENDED_WEIGHTS = {**OP_WEIGHTS, "op7": 20, "op8": 20}
+#: Our three additions (``moves="extended"``), weighted like OP3/OP4: OP7 merges two
+#: adjacent sibling cuts of the same type and sub-batch count, OP8 splits a cut in two,
+#: OP9 flips a cut between T and S. Without OP7/OP8 ``T(k)[a] T(k)[b]`` cannot become
+#: ``T(k)[a b]`` through feasible trees (OP2 moves a leaf only among its parent's
+#: children; OP4 on a wrapper puts the layer back at the full batch, which may not fit);
+#: without OP9 turning a sub-batched T group into an S group needs OP4 then OP3 through
+#: a tree that rarely fits.
+EXTENDED_WEIGHTS = {**OP_WEIGHTS, "op7": 20, "op8": 20, "op9": 20}
 MOVES = ("extended", "document")
 STARTS = ("wrapped", "ls", "dp")
 
@@ -322,10 +324,25 @@ def op8_split(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
     return replace_at(tree, pp, new_p)
 
 
+def op9_flip(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
+    """OP9 [ours]: turn a cut with ≥ 2 children from T into S or back, same children and
+    sub-batch count (an S cut's explicit allocation gives way to NPT). The root stays a T
+    cut; in the LS/LP spaces the type is fixed."""
+    if ctx.space != "full":
+        return None
+    cuts = [c for c in _cuts_with_batch(tree, ctx.batch, ctx)
+            if c[0] and len(c[1].children) >= 2]
+    if not cuts:
+        return None
+    path, node, _ = cuts[rng.randrange(len(cuts))]
+    kind = SCUT if node.kind == TCUT else TCUT
+    return replace_at(tree, path, Node(kind, -1, node.children, node.sb, None))
+
+
 OPERATORS: dict[str, Callable[[Node, random.Random, _Ctx], Node | None]] = {
     "op1": op1_swap, "op2": op2_move, "op3": op3_group, "op4": op4_delete,
     "op5": op5_more_sub_batches, "op6": op6_fewer_sub_batches, "op7": op7_merge,
-    "op8": op8_split,
+    "op8": op8_split, "op9": op9_flip,
 }
 
 
@@ -527,24 +544,29 @@ class SAParams:
                        "start ('ls'), or the better LS/LP DP tree ('dp'); a warm start "
                        "overrides it", choices=STARTS)
     moves: str = param("extended", "operators: OP1–OP6 of the document plus OP7 merge / "
-                       "OP8 split of adjacent cuts ('extended', ours), or OP1–OP6 only "
-                       "('document')", choices=MOVES)
-    tries: int = param(4, "independent anneals from the same start, the best kept (SET's "
+                       "OP8 split of adjacent cuts and OP9 T↔S flip ('extended', ours), or "
+                       "OP1–OP6 only ('document')", choices=MOVES)
+    tries: int = param(4, "anneals of β × layers rounds each, the best kept (SET's "
                        "experiment runs 4 tries per search)", ge=1)
+    chain: bool = param(True, "each try starts from the best tree so far (a reheat; ours) "
+                        "instead of the same start (SET's independent tries)")
 
 
 @method("tile_groups", "sa", "heuristic",
-        "SET simulated annealing over RA trees (OP1-OP6 + OP7/OP8, T0=0.07, α=8, β=100, "
-        "best of 4 tries)",
+        "SET simulated annealing over RA trees (OP1-OP6 + OP7-OP9, T0=0.07, α=8, β=100, "
+        "best of 4 chained tries)",
         source="seed 002 (SET, ISCA 2023); SET-ISCA2023 sa.cpp, main.cpp", randomized=True,
         space="full tree space, NPT tile allocation", params=SAParams, warm_start=True)
 def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOutput:
-    """SET's SA: ``tries`` independent anneals of ``iterations`` (default β × layers)
-    rounds each from one start (``start``: wrapped layers by default, SET's LS start, or
-    the better LS/LP DP tree; ``options.warm_start`` overrides it), the best tree kept —
-    SET's ``main.cpp`` runs its 4 tries in parallel threads, we run them one after
-    another. ``space`` 'full' (default), or 'ls'/'lp' to search only trees whose root
-    children are T cuts / S cuts of leaves (the authors' LS-only and LP-only searches).
+    """SET's SA: ``tries`` anneals of ``iterations`` (default β × layers) rounds each, the
+    best tree kept. The first try starts from ``start`` (wrapped layers by default, SET's
+    LS start, or the better LS/LP DP tree; ``options.warm_start`` overrides it); with
+    ``chain`` (default, ours) every later try starts from the best tree so far, a reheat
+    that spends the same rounds as SET's independent tries (``chain=False``: each try
+    from the same start — SET's ``main.cpp`` runs its 4 tries in parallel threads, we run
+    them one after another). ``space`` 'full' (default), or 'ls'/'lp' to search only
+    trees whose root children are T cuts / S cuts of leaves (the authors' LS-only and
+    LP-only searches).
     Never returns a tree worse than its start.
 
     Try i draws from its own stream (``numpy.random.SeedSequence(seed).spawn``), so the
@@ -571,11 +593,13 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
             def progress(done: float, total: float | None, note: str, _i: int = i) -> None:
                 options.progress(_i * n + done, params.tries * n, note)  # type: ignore[misc]
         rng = random.Random(int(stream.generate_state(1)[0]))
-        tree, v, st = anneal(instance, rng, start=start, iterations=n, t0=params.t0,
+        first = best if params.chain and best is not None else start
+        tree, v, st = anneal(instance, rng, start=first, iterations=n, t0=params.t0,
                              alpha=params.alpha, restart_frac=params.restart_frac,
                              weights=weights, space=params.space, progress=progress,
                              time_limit=left, label=f"SA try {i + 1}/{params.tries}")
-        runs.append({"objective": v, "iterations": st["iterations"], "loop_s": st["loop_s"]})
+        runs.append({"start_objective": first[1], "objective": v,
+                     "iterations": st["iterations"], "loop_s": st["loop_s"]})
         for k in totals:
             totals[k] += st[k]
         for op, counts in st["operators"].items():

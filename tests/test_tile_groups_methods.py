@@ -327,7 +327,7 @@ def test_cli_solve_compare_list_and_bad_trees(tmp_path, monkeypatch):
 @settings(max_examples=25, derandomize=True)
 @given(st.data())
 def test_operator_walks_stay_in_the_tree_space(data):
-    """OP1–OP8 from the LS start or from wrapped layers (``T(k)[layer]``, the default
+    """OP1–OP9 from the LS start or from wrapped layers (``T(k)[layer]``, the default
     start's shape): every tree passes the structural checks (all layers once, leaves in
     a topological order, b % sb == 0, cut shapes) and keeps its sub-batches."""
     import random
@@ -420,7 +420,7 @@ def test_sa_reports_per_operator_counts_and_document_moves_use_op1_to_op6():
     inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
     ext = call(H.sa, inst, SolveOptions(seed=3), beta=30)
     doc = call(H.sa, inst, SolveOptions(seed=3), beta=30, moves="document")
-    assert set(ext.stats["operators"]) == {f"op{k}" for k in range(1, 9)}
+    assert set(ext.stats["operators"]) == {f"op{k}" for k in range(1, 10)}
     assert set(doc.stats["operators"]) == {f"op{k}" for k in range(1, 7)}
     for ops in (ext.stats["operators"], doc.stats["operators"]):
         for c in ops.values():
@@ -429,15 +429,50 @@ def test_sa_reports_per_operator_counts_and_document_moves_use_op1_to_op6():
         assert sum(c["proposed"] for c in ops.values()) <= 4 * 30 * len(inst.workload)
 
 
+def test_op9_flips_a_cut_type_and_keeps_children_and_sub_batches():
+    import random
+
+    from chipsched.problems.tile_groups import assemble, cut, leaf
+
+    w = chipsched.get_network("tiny")
+    ctx = H._Ctx(frozenset((s, d) for s, d, _ in w.edges), 4, "full")
+    inner = cut("T", [leaf(0), leaf(1)], 2)
+    tree = assemble([inner, leaf(2)])
+    flipped = H.op9_flip(tree, random.Random(0), ctx)
+    assert flipped is not None and flipped.kind == "T" and flipped.sb == tree.sb
+    new = flipped.children[0]
+    assert new.kind == "S" and new.sb == 2 and new.children == inner.children
+    back = H.op9_flip(flipped, random.Random(0), ctx)
+    assert back.children[0].kind == "T" and back.children[0].children == inner.children
+    # a single-child wrapper has nothing to run side by side; LS/LP spaces fix the type
+    assert H.op9_flip(assemble([cut("T", [leaf(0)], 2), leaf(1), leaf(2)]),
+                      random.Random(0), ctx) is None
+    ls_ctx = H._Ctx(ctx.edges, 4, "ls")
+    assert H.op9_flip(tree, random.Random(0), ls_ctx) is None
+
+
+def test_sa_chains_tries_from_the_best_tree_or_runs_them_independently():
+    inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
+    chained = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3)
+    runs = chained.stats["tries"]
+    start = runs[0]["start_objective"]
+    for i, r in enumerate(runs):  # try i starts from the best of the tries before it
+        assert r["start_objective"] == min([start, *(q["objective"] for q in runs[:i])])
+        assert r["objective"] <= r["start_objective"]
+    assert chained.objective == runs[-1]["objective"]
+    independent = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, chain=False)
+    assert {r["start_objective"] for r in independent.stats["tries"]} == {start}
+
+
 def test_sa_keeps_the_best_of_independent_tries():
     inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
-    out = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3)
+    out = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, chain=False)
     runs = out.stats["tries"]
     assert len(runs) == 3 and out.stats["iterations"] == sum(r["iterations"] for r in runs)
     assert out.objective == min(r["objective"] for r in runs)
     assert runs[out.stats["best_try"]]["objective"] == out.objective
     # one try alone is the first of them (the same stream)
-    one = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=1)
+    one = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=1, chain=False)
     assert one.objective == runs[0]["objective"]
     assert one.objective >= out.objective
 
