@@ -259,6 +259,33 @@ def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
     return row
 
 
+#: seconds to wait for a Dask scheduler before calling its address bad input
+SCHEDULER_TIMEOUT_S = 5
+
+
+def dask_client(address: str) -> Any:
+    """A ``dask.distributed.Client`` for ``address``; an address that is malformed or where
+    no scheduler answers within SCHEDULER_TIMEOUT_S is a one-line InputError."""
+    import re
+
+    if not re.fullmatch(r"(tcp|tls|inproc|ws|wss)://[^\s/:]+(:\d+)?|[^\s/:]+:\d+", address):
+        raise InputError("--scheduler", f"malformed address {address!r}",
+                         "give tcp://host:port (dask scheduler prints it)")
+    import logging
+
+    from dask.distributed import Client
+
+    # the failed connection would otherwise log several retries before it gives up
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    try:
+        return Client(address, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+    except (OSError, TimeoutError) as exc:
+        raise InputError("--scheduler", f"no Dask scheduler answers at {address} within "
+                         f"{SCHEDULER_TIMEOUT_S} s ({exc.__class__.__name__})",
+                         "start one with `dask scheduler`, or leave --scheduler out to "
+                         "run on this machine") from None
+
+
 def run_bench(jobs: Sequence[Job], workers: int = 1, scheduler: str | None = None,
               progress: Callable[[float, float | None, str], None] | None = None,
               registry_: Any = None,
@@ -277,9 +304,7 @@ def run_bench(jobs: Sequence[Job], workers: int = 1, scheduler: str | None = Non
             progress(count[0], len(jobs), f"{jobs[i].label} → {row['status']}")
 
     if scheduler:
-        from dask.distributed import Client
-
-        with Client(scheduler) as client:
+        with dask_client(scheduler) as client:
             futs = {client.submit(run_job, j, pure=False): i for i, j in enumerate(jobs)}
             from dask.distributed import as_completed as dask_completed
 
@@ -441,14 +466,17 @@ def bench(spec: str | os.PathLike[str] | Mapping[str, Any], out_dir: str | os.Pa
           progress: Callable[[float, float | None, str], None] | None = None,
           registry_: Any = None) -> tuple[list[dict[str, Any]], dict[str, Path]]:
     """Load, run and store a bench; returns the rows and the files written."""
+    from chipsched.files import check_output_dir
+
+    out = check_output_dir(out_dir)
     suites = load_suites(spec)
     jobs = expand(suites, registry_)
     bench_id = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    rows = run_bench(jobs, workers=workers, scheduler=scheduler, progress=progress,
-                     registry_=registry_)
-    out = Path(out_dir)
     files = {"sqlite": out / "results.sqlite", "csv": out / f"bench-{bench_id}.csv"}
-    save_rows(rows, files["sqlite"], bench_id)
+    # every finished run goes to the database at once: a crash or ^C later loses nothing
+    rows = run_bench(jobs, workers=workers, scheduler=scheduler, progress=progress,
+                     registry_=registry_,
+                     on_row=lambda r: save_rows([r], files["sqlite"], bench_id))
     write_csv(rows, files["csv"], bench_id)
     plots = plot_bench(rows, out)
     files["html"] = write_html(rows, plots, out / f"bench-{bench_id}.html",

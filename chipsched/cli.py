@@ -15,10 +15,57 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
 
 from chipsched.errors import ChipschedError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+
+class _OneLineErrors(TyperGroup):
+    """The top-level group: a usage error (a bad option value, a missing option, an
+    unknown command) is one ``error:`` line and exit 2, like every other bad input —
+    not click's usage block."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        try:
+            from typer._click import exceptions as click  # typer ≥ 0.26 vendors click
+        except ImportError:  # pragma: no cover - older typer on click
+            from click import exceptions as click  # type: ignore[no-redef]
+        aborts = (typer.Abort, getattr(click, "Abort", typer.Abort))
+
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(0)
+        except click.UsageError as exc:
+            msg = exc.format_message().replace("\n", " ")
+            hint = None
+            if isinstance(exc, click.BadParameter):
+                hint = exc.param_hint or (exc.param.opts[0] if exc.param is not None and
+                                          getattr(exc.param, "opts", None) else None)
+                if isinstance(hint, list | tuple):
+                    hint = hint[0]
+                msg = msg.split(": ", 1)[1] if msg.startswith("Invalid value") else msg
+            where = f"{hint}: " if hint else ""
+            cmd = exc.ctx.command_path if exc.ctx is not None else "chipsched"
+            typer.echo(f"error: {where.strip(chr(39))}{msg.rstrip('.')}; see `{cmd} --help`",
+                       err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except aborts:
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True,
+                  rich_markup_mode=None,
                   pretty_exceptions_show_locals=False,
                   help="Exact models and heuristics for mapping DNNs onto multi-core, tiled, "
                        "chiplet and heterogeneous hardware.")
@@ -395,7 +442,7 @@ def solve_cmd(
 ) -> None:
     """Solve one decision on one instance with one method."""
     from chipsched.api import make_instance, registry, solve
-    from chipsched.files import atomic_write
+    from chipsched.files import atomic_write, check_output_file
     from chipsched.result import to_jsonable
     from chipsched.solvers.options import SolveOptions
 
@@ -403,6 +450,8 @@ def solve_cmd(
     dec = reg.decision(decision)
     dec.method(method)
     params = _parse_params(param)
+    if out is not None:
+        check_output_file(out)
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors, option))
     bar, report = _progress_callback(not json_)
@@ -477,6 +526,10 @@ def compare_cmd(
     if seeds < 1:
         raise InputError("--seeds", f"must be >= 1, got {seeds}")
     params = _parse_params(param)
+    if csv is not None:
+        from chipsched.files import check_output_file
+
+        check_output_file(csv, "--csv")
     opts = SolveOptions(time_limit=time_limit, threads=threads, milp_solver=milp_solver,
                         warm_start=warm_start)
     inst = make_instance(decision, instance, chip,
@@ -569,6 +622,11 @@ def bench_cmd(
         _print_json({"runs": summarize(rows), "files": {k: str(v) for k, v in files.items()}})
     else:
         _bench_table(suite, rows, files)
+    failed = [r for r in rows if r["status"] == "error"]
+    if failed:
+        typer.echo(f"error: {len(failed)} of {len(rows)} runs failed (see the table; every "
+                   f"finished run is in {files['sqlite']})", err=True)
+        raise typer.Exit(1)
     if not any(r["objective"] is not None for r in rows):
         typer.echo("error: no run produced a solution (see the table)", err=True)
         raise typer.Exit(1)

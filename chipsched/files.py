@@ -17,12 +17,16 @@ def read_data(path: str | os.PathLike[str]) -> Any:
     import yaml
 
     p = Path(path)
+    if p.is_dir():
+        raise InputError(str(p), "is a directory, not a file", "give the file inside it")
     if not p.is_file():
         raise InputError(str(p), "file not found", "check the path")
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(str(p), f"cannot read: {exc.__class__.__name__}") from None
+    if not text.strip():
+        raise InputError(str(p), "file is empty", "give a YAML or JSON document")
     if p.suffix.lower() == ".json":
         try:
             return json.loads(text)
@@ -39,16 +43,59 @@ def read_data(path: str | os.PathLike[str]) -> Any:
             from None
 
 
+def check_output_file(path: str | os.PathLike[str], field: str = "--out") -> Path:
+    """Refuse an output file path that cannot be written — before any work is done."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(field, f"{p} is a directory", "give a file path inside it, e.g. "
+                         f"{p / 'result.json'}")
+    parent = next((q for q in (p.parent, *p.parent.parents) if q.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise InputError(field, f"{parent} is a file, not a folder", "choose another path")
+    if parent is not None and not os.access(parent, os.W_OK):
+        raise InputError(field, f"folder {parent} is not writable", "choose another path")
+    return p
+
+
+def check_output_dir(path: str | os.PathLike[str], field: str = "--out") -> Path:
+    """Refuse an output folder path that is a file or cannot be created — before any work."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InputError(field, f"{p} is a file, not a folder", "give a folder path")
+    parent = next((q for q in (p, *p.parents) if q.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise InputError(field, f"{parent} is a file, not a folder", "give a folder path")
+    if parent is not None and not os.access(parent, os.W_OK):
+        raise InputError(field, f"folder {parent} is not writable", "choose another path")
+    return p
+
+
+def _umask() -> int:
+    # /proc first: os.umask can only read the mask by setting it, which races with
+    # other threads creating files
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike[str], writer: Callable[[Any], None],
                  mode: str = "w") -> Path:
     """Write through a temporary file in the same folder and rename it into place,
-    so that a failure never leaves a half-written output file."""
-    p = Path(path)
+    so that a failure never leaves a half-written output file. The file gets the
+    permissions of an ordinary new file (0666 less the umask), not mkstemp's 0600."""
+    p = check_output_file(path, str(path))
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
     try:
         with os.fdopen(fd, mode) as fh:
             writer(fh)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -63,4 +110,5 @@ def write_data(path: str | os.PathLike[str], data: Any) -> Path:
     p = Path(path)
     if p.suffix.lower() == ".json":
         return atomic_write(p, lambda fh: json.dump(data, fh, indent=2))
-    return atomic_write(p, lambda fh: yaml.safe_dump(data, fh, sort_keys=False))
+    return atomic_write(p, lambda fh: yaml.safe_dump(data, fh, sort_keys=False,
+                                                     allow_unicode=True))

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from chipsched.errors import InputError
-from chipsched.schemas import CHIP_SCHEMA, validate
+from chipsched.schemas import CHIP_SCHEMA, check_finite, validate
 
 GB = 1e9
 
@@ -137,6 +137,10 @@ class Interconnect:
     latency_us: tuple[tuple[float, ...], ...]
 
 
+#: the largest mesh (rows × cols) a chip may have: 128×128, a wafer of neuromorphic cores
+MAX_MESH_NODES = 16_384
+
+
 @dataclass(frozen=True)
 class Hardware:
     """A chip. Build with :func:`Hardware.from_dict` or a preset from ``chipsched.instances``."""
@@ -152,6 +156,15 @@ class Hardware:
     interconnect: Interconnect | None = None
     core_capacity: int | None = None
     description: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        # per-node tables (hops, DRAM distances, placements) grow with nodes², so a mesh
+        # far beyond any chip is refused here rather than in a solver's out-of-memory
+        if self.rows * self.cols > MAX_MESH_NODES:
+            raise InputError(f"{self.name}.mesh", f"{self.rows}×{self.cols} = "
+                             f"{self.rows * self.cols:,} nodes is more than the "
+                             f"{MAX_MESH_NODES:,} chipsched handles",
+                             "use a smaller mesh (e.g. 128×128)")
 
     # -- shape ------------------------------------------------------------------------
     @property
@@ -244,7 +257,12 @@ class Hardware:
     def from_dict(cls, data: Any, source: str = "chip") -> Hardware:
         """Validate against the published chip schema and build; errors name the field."""
         validate(data, CHIP_SCHEMA, source)
+        check_finite(data, source)
         rows, cols = data["mesh"]["rows"], data["mesh"]["cols"]
+        if rows * cols > MAX_MESH_NODES:
+            raise InputError(f"{source}.mesh", f"{rows}×{cols} = {rows * cols:,} nodes is more "
+                             f"than the {MAX_MESH_NODES:,} chipsched handles",
+                             "use a smaller mesh (e.g. 128×128)")
         unit = None
         if "unit" in data:
             u = data["unit"]

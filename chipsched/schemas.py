@@ -101,7 +101,8 @@ CHIP_SCHEMA: dict[str, Any] = {
     **_obj({
         "name": {"type": "string", "minLength": 1},
         "description": {"type": "string"},
-        "mesh": _obj({"rows": _POSINT, "cols": _POSINT}, ["rows", "cols"],
+        "mesh": _obj({"rows": {**_POSINT, "maximum": 1024},
+                      "cols": {**_POSINT, "maximum": 1024}}, ["rows", "cols"],
                      "grid of mesh nodes: tiles, sub-chiplets or neuromorphic cores"),
         "unit": UNIT_SCHEMA,
         "noc": _obj({
@@ -138,20 +139,23 @@ CHIP_SCHEMA: dict[str, Any] = {
     }, ["name", "mesh"]),
 }
 
+_DIM = {"type": "integer", "minimum": 1, "maximum": 1 << 24}
+_ELEMS = {"type": "integer", "minimum": 0, "maximum": 1 << 40}
+
 _LAYER_PROPS = {
     "name": {"type": "string", "minLength": 1},
     "kind": {"enum": ["conv", "depthwise", "fc", "matmul", "pool", "eltwise", "concat",
                       "norm", "softmax", "embed", "scalar"]},
-    "K": _d(_POSINT, "output channels / features / matmul columns N"),
-    "C": _d(_POSINT, "input channels / features / matmul reduction depth"),
-    "H": _d(_POSINT, "output height / matmul rows M"),
-    "W": _d(_POSINT, "output width"),
-    "R": _POSINT, "S": _POSINT, "stride": _POSINT,
-    "groups": _d(_POSINT, "channel groups (depthwise: = C = K; attention: heads)"),
-    "in_elems": _d({"type": "integer", "minimum": 0},
+    "K": _d(_DIM, "output channels / features / matmul columns N"),
+    "C": _d(_DIM, "input channels / features / matmul reduction depth"),
+    "H": _d(_DIM, "output height / matmul rows M"),
+    "W": _d(_DIM, "output width"),
+    "R": _DIM, "S": _DIM, "stride": _DIM,
+    "groups": _d(_DIM, "channel groups (depthwise: = C = K; attention: heads)"),
+    "in_elems": _d(_ELEMS,
                    "input activation elements per sample (default: sum of inputs)"),
-    "weight_elems": _d({"type": "integer", "minimum": 0}, "parameters (default: by kind)"),
-    "ops": _d({"type": "integer", "minimum": 0}, "non-MAC ops per sample (default: by kind)"),
+    "weight_elems": _d(_ELEMS, "parameters (default: by kind)"),
+    "ops": _d(_ELEMS, "non-MAC ops per sample (default: by kind)"),
     "control_flow": {"type": "boolean"},
     "inputs": {"type": "array", "items": {"oneOf": [
         {"type": "string"},
@@ -174,6 +178,24 @@ NETWORK_SCHEMA: dict[str, Any] = {
 }
 
 SCHEMAS = {"chip": CHIP_SCHEMA, "network": NETWORK_SCHEMA}
+
+
+def check_finite(data: Any, source: str) -> None:
+    """JSON Schema cannot say "finite": YAML's ``.inf`` / ``.nan`` pass ``minimum``. Walk
+    the document and name the first non-finite number."""
+    import math
+
+    def walk(x: Any, path: str) -> None:
+        if isinstance(x, float) and not math.isfinite(x):
+            raise InputError(path, f"must be a finite number, got {x}", "give a finite value")
+        if isinstance(x, Mapping):
+            for k, v in x.items():
+                walk(v, f"{path}.{k}")
+        elif isinstance(x, list | tuple):
+            for i, v in enumerate(x):
+                walk(v, f"{path}[{i}]")
+
+    walk(data, source)
 
 
 def validate(data: Any, schema: Mapping[str, Any], source: str) -> None:
@@ -217,6 +239,8 @@ def validate(data: Any, schema: Mapping[str, Any], source: str) -> None:
         if m:
             field = f"{field}.{m.group(1)}"
             msg = "is required"
+    elif error.validator in ("maximum", "exclusiveMaximum"):
+        fix = f"use a value <= {error.validator_value:,}"
     elif error.validator in ("minimum", "exclusiveMinimum"):
         fix = "use a positive value" if error.validator == "exclusiveMinimum" else (
             f"use a value >= {error.validator_value}")

@@ -77,6 +77,13 @@ def _kind(value: Any, where: str) -> OpKind:
         raise InputError(where, f"unknown op kind {value!r}", f"use one of {known}") from None
 
 
+#: Plausibility limits of a layer's loop dims (2²⁴: 16.7 M channels, features or
+#: pixels) and of its element counts per sample (2⁴⁰ ≈ 1.1 T): a value beyond them is a
+#: typo or a unit error, and would overflow the cost model's int64 products.
+MAX_DIM = 1 << 24
+MAX_ELEMS = 1 << 40
+
+
 @dataclass(frozen=True)
 class Layer:
     """One op of a workload: kind, per-sample loop dims and sizes in elements."""
@@ -105,12 +112,18 @@ class Layer:
             if not _is_int(v) or v < 1:
                 raise InputError(f"layer {self.name!r}.{f}",
                                  f"must be a positive integer, got {v!r}")
+            if v > MAX_DIM:
+                raise InputError(f"layer {self.name!r}.{f}", f"{v:,} is implausibly large "
+                                 f"(more than {MAX_DIM:,})", "check the value and its unit")
         for f in ("in_elems", "weight_elems", "ops"):
             v = getattr(self, f)
             if not _is_int(v) or v < 0:
                 raise InputError(
                     f"layer {self.name!r}.{f}", f"must be a non-negative integer, got {v!r}"
                 )
+            if v > MAX_ELEMS:
+                raise InputError(f"layer {self.name!r}.{f}", f"{v:,} is implausibly large "
+                                 f"(more than {MAX_ELEMS:,})", "check the value and its unit")
         if self.kind in MAC_KINDS and (self.C % self.groups or self.K % self.groups):
             raise InputError(
                 f"layer {self.name!r}.groups",
@@ -445,6 +458,8 @@ class Workload:
             layer = replace(layer, **upd) if upd else layer
             made[lname] = layer
             layers.append(layer)
+        for lname, ins in inputs.items():
+            _check_channels(made, lname, ins, "C" in by_name[lname], source)
         pos = {ly.name: i for i, ly in enumerate(layers)}
         edges = []
         for lname, ins in inputs.items():
@@ -457,6 +472,32 @@ class Workload:
         edges.sort()
         return cls(name=name, layers=tuple(layers), edges=tuple(edges), precision_bytes=precision,
                    meta=dict(data.get("meta", {}) or {}))
+
+
+#: kinds whose output is a K-channel feature map (what a convolution reads as C)
+_CHANNEL_KINDS = frozenset({OpKind.CONV, OpKind.DEPTHWISE, OpKind.POOL, OpKind.ELTWISE,
+                            OpKind.CONCAT, OpKind.NORM})
+
+
+def _check_channels(made: Mapping[str, Layer], lname: str,
+                    ins: Sequence[tuple[str, int | None]], c_given: bool, source: str) -> None:
+    """A convolution's C given in the file must match what its inputs deliver: the sum
+    of the producers' K (inputs concatenated) or each producer's K (inputs of one
+    width). Edges with explicit ``elems`` and producers that are not feature maps
+    (fc, matmul, embed, …) are the file's own business and are not checked."""
+    layer = made[lname]
+    if not c_given or layer.kind not in (OpKind.CONV, OpKind.DEPTHWISE) or not ins:
+        return
+    if any(e is not None or made[s].kind not in _CHANNEL_KINDS for s, e in ins):
+        return
+    ks = [made[s].K for s, _ in ins]
+    if layer.C == sum(ks) or all(k == layer.C for k in ks):
+        return
+    names = ", ".join(f"{s} (K={made[s].K})" for s, _ in ins)
+    raise InputError(f"{source}.layers[{lname}].C",
+                     f"is {layer.C} but its input{'s' if len(ins) > 1 else ''} {names} "
+                     f"deliver{'' if len(ins) > 1 else 's'} {sum(ks)} channels",
+                     f"set C to {sum(ks)}, or give the edge's elems explicitly")
 
 
 def default_weight_elems(layer: Layer, bias: bool = True) -> int:

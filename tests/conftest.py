@@ -15,19 +15,21 @@ settings.load_profile("chipsched")
 def random_dags(draw, min_nodes: int = 1, max_nodes: int = 12) -> Workload:
     """A random DAG workload: layers in topological order, random forward edges."""
     n = draw(st.integers(min_nodes, max_nodes))
-    layers = []
-    for i in range(n):
-        k = draw(st.integers(1, 64))
-        c = draw(st.integers(1, 64))
-        h = draw(st.integers(1, 16))
-        layers.append(Layer(f"l{i}", OpKind.CONV, K=k, C=c, H=h, W=h, R=3, S=3,
-                            in_elems=c * h * h, weight_elems=k * c * 9))
-    edges = []
+    preds: list[list[int]] = [[] for _ in range(n)]
     for d in range(1, n):
         for s in range(d):
             if draw(st.booleans()) and draw(st.booleans()):
-                edges.append((s, d, layers[s].out_elems))
-    return Workload("random", tuple(layers), tuple(edges))
+                preds[d].append(s)
+    layers: list[Layer] = []
+    for i in range(n):
+        k = draw(st.integers(1, 64))
+        # a convolution reads what its inputs deliver: their channels, concatenated
+        c = sum(layers[s].K for s in preds[i]) if preds[i] else draw(st.integers(1, 64))
+        h = draw(st.integers(1, 16))
+        layers.append(Layer(f"l{i}", OpKind.CONV, K=k, C=c, H=h, W=h, R=3, S=3,
+                            in_elems=c * h * h, weight_elems=k * c * 9))
+    edges = [(s, d, layers[s].out_elems) for d in range(n) for s in preds[d]]
+    return Workload("random", tuple(layers), tuple(sorted(edges)))
 
 
 def chain_workload(n: int, k: int = 8) -> Workload:

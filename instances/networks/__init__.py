@@ -93,6 +93,27 @@ def _parse_value(text: str) -> Any:
     return text
 
 
+def _check_param_type(net: str, name: str, value: Any, default: Any) -> None:
+    """A library network's parameter must have its default's type (bool, int, float)."""
+    field = f"network {net}: parameter {name}"
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise InputError(field, f"must be true or false, got {value!r}")
+    elif isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(field, f"must be an integer, got {value!r}",
+                             f"e.g. {net}:{name}={default}")
+        if value < 1:
+            raise InputError(field, f"must be >= 1, got {value}")
+    elif isinstance(default, float):
+        import math
+
+        if isinstance(value, bool) or not isinstance(value, int | float) or \
+                not math.isfinite(value):
+            raise InputError(field, f"must be a finite number, got {value!r}",
+                             f"e.g. {net}:{name}={default}")
+
+
 def get_network(spec: str | os.PathLike[str] | Workload, **params: Any) -> Workload:
     """A workload from a library name (``name[:k=v,k=v]``) or a network/ONNX file."""
     if isinstance(spec, Workload):
@@ -129,6 +150,8 @@ def get_network(spec: str | os.PathLike[str] | Workload, **params: Any) -> Workl
             raise InputError(f"network {key}: parameter {k!r}", "unknown",
                              f"parameters of {key}: {', '.join(allowed) or 'none'}")
         kwargs[k] = v
+    for k, v in kwargs.items():
+        _check_param_type(key, k, v, allowed[k])
     try:
         return NETWORKS[key](**kwargs)
     except InputError:
