@@ -500,7 +500,11 @@ def compare_cmd(
         "--warm-start", help="a method whose solution warm-starts every method that takes "
         "one, or a result file written with --out")] = None,
     json_: JsonOpt = False,
-    csv: Annotated[Path | None, typer.Option("--csv", help="write the table as CSV")] = None,
+    csv: Annotated[Path | None, typer.Option("--csv", help="also write every run as a CSV "
+                                             "row (units, chip, batch)")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table (terminal), markdown, latex "
+                                     "(booktabs) or csv on stdout; several seeds give "
+                                     "best, mean ± sd and worst per method")] = "table",
 ) -> None:
     """Several methods on one instance: objective / bound / gap / time.
 
@@ -517,12 +521,16 @@ def compare_cmd(
     )
     from chipsched.errors import InputError
     from chipsched.solvers.options import SolveOptions
+    from chipsched.tables import FORMATS
 
     reg = registry()
     dec = reg.decision(decision)
     names = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
     for n in names or []:
         dec.method(n)
+    if fmt not in FORMATS:
+        raise InputError("--format", f"unknown format {fmt!r}", f"use one of "
+                         f"{', '.join(FORMATS)}")
     if seeds < 1:
         raise InputError("--seeds", f"must be >= 1, got {seeds}")
     params = _parse_params(param)
@@ -534,7 +542,7 @@ def compare_cmd(
                         warm_start=warm_start)
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors, option))
-    bar, report = _progress_callback(not json_)
+    bar, report = _progress_callback(not json_ and fmt == "table")
 
     def on_result(r: Any, done: int, total: int) -> None:
         if report is not None:
@@ -547,39 +555,50 @@ def compare_cmd(
     else:
         results = compare(decision, inst, names, seeds=range(seeds), options=opts, **params)
     if csv is not None:
-        _write_csv(csv, results)
+        _write_csv(csv, results, inst)
     obj = dec.problem.objective(inst)
+    limit = (f"time limit {time_limit:g} s per run" if time_limit is not None else
+             f"exact methods {DEFAULT_EXACT_TIME_LIMIT:g} s each, heuristics unlimited")
+    title = (f"{decision} on {dec.problem.instance_name(inst)}: objective {obj.name} "
+             f"({obj.unit}); {limit}")
     if json_:
         _print_json({"decision": decision, "instance": dec.problem.instance_name(inst),
                      "objective": obj.to_dict(), "best_bound": best_bound(results),
                      "results": [r.to_dict() for r in results]})
+    elif fmt != "table":
+        from chipsched.tables import comparison_table, render
+
+        sys.stdout.write(render(comparison_table(results, inst, title), fmt))
     else:
         from chipsched.report import result_table
 
-        limit = (f"time limit {time_limit:g} s per run" if time_limit is not None else
-                 f"exact methods {DEFAULT_EXACT_TIME_LIMIT:g} s each, heuristics unlimited")
-        _out().print(result_table(results, title=f"{decision} on "
-                                  f"{dec.problem.instance_name(inst)}: objective {obj.name} "
-                                  f"({obj.unit}); {limit}"))
+        _out().print(result_table(results, title=title))
     if not any_solution(results):
         typer.echo("error: no method produced a solution (see the table)", err=True)
         raise typer.Exit(1)
 
 
-def _write_csv(path: Path, results: list[Any]) -> None:
+def _write_csv(path: Path, results: list[Any], instance: Any = None) -> None:
     import csv as csv_mod
 
     from chipsched.files import atomic_write
+    from chipsched.tables import _facts
 
-    cols = ["decision", "instance", "method", "seed", "status", "objective", "bound", "gap",
-            "objective_name", "objective_unit", "wall_s", "message"]
+    facts = _facts(instance) if instance is not None else {"chip": "", "batch": ""}
+    cols = ["decision", "instance", "chip", "batch", "method", "seed", "status", "objective",
+            "bound", "gap", "objective_name", "objective_unit", "wall_s", "message"]
+
+    def cell(v: Any) -> Any:
+        # 7 significant figures: a paper needs 3-4, a re-analysis a few more; the JSON
+        # output keeps every digit
+        return "" if v is None else f"{v:.7g}" if isinstance(v, float) else v
 
     def write(fh: Any) -> None:
         w = csv_mod.writer(fh)
         w.writerow(cols)
         for r in results:
-            d = r.to_dict()
-            w.writerow(["" if d.get(c) is None else d.get(c) for c in cols])
+            d = {**r.to_dict(), **facts}
+            w.writerow([cell(d.get(c)) for c in cols])
 
     atomic_write(path, write)
 
