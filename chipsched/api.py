@@ -156,6 +156,10 @@ def _warm_solution(dec: Decision, instance: Any, warm: Any, opts: SolveOptions,
     return warm, "given solution"
 
 
+#: a run whose wall time exceeds its time limit by more than 10 % says so in its message
+OVERRUN_TOLERANCE = 1.10
+
+
 def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | None = None,
           registry_: Registry | None = None, _chain: tuple[str, ...] = (),
           **kwargs: Any) -> Result:
@@ -218,12 +222,20 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
         stats["reported_objective"] = float(out.objective)
     if out.model_objective is not None:
         stats["model_objective"] = float(out.model_objective)
+    message = out.message
+    if opts.time_limit is not None and wall > OVERRUN_TOLERANCE * opts.time_limit:
+        # the limit binds the solver's search; model building and decoding come on top
+        stats["time_limit_overrun_s"] = wall - opts.time_limit
+        note = (f"ran {wall:.3g} s against a time limit of {opts.time_limit:g} s "
+                f"(+{100 * (wall / opts.time_limit - 1):.0f} %: building the model and "
+                f"reading the solution are outside the solver's limit)")
+        message = f"{message}; {note}" if message else note
     metrics = {**metrics, **({"solver": stats} if stats else {})}
     obj = problem.objective(instance)
     return Result(decision=decision, method=method, status=out.status, objective=objective,
                   bound=bound, wall_s=wall, seed=opts.seed if m.randomized or m.exact
                   else None, solution=out.solution, metrics=metrics, objective_name=obj.name,
-                  objective_unit=obj.unit, message=out.message,
+                  objective_unit=obj.unit, message=message,
                   instance=problem.instance_name(instance), space=m.space)
 
 

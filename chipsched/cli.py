@@ -356,6 +356,8 @@ SeedOpt = Annotated[int, typer.Option("--seed", help="seed of every random choic
 ThreadsOpt = Annotated[int | None, typer.Option("--threads", help="solver threads")]
 MilpOpt = Annotated[str, typer.Option("--milp-solver", help="highs, cbc, or any Pyomo solver")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="one JSON object on stdout")]
+LogOpt = Annotated[bool, typer.Option("--log", help="stream the exact solver's own log "
+                                      "(CP-SAT search, HiGHS/CBC) to stderr")]
 ParamOpt = Annotated[list[str] | None, typer.Option(
     "--param", "-p", help="method parameter name=value (YAML value; repeatable), e.g. "
     "-p beta=10; `chipsched list DECISION` shows each method's parameters")]
@@ -437,6 +439,7 @@ def solve_cmd(
     param: ParamOpt = None,
     warm_start: WarmOpt = None,
     json_: JsonOpt = False,
+    log: LogOpt = False,
     out: Annotated[Path | None, typer.Option("--out", help="also write the JSON result "
                                              "to this file")] = None,
 ) -> None:
@@ -454,9 +457,10 @@ def solve_cmd(
         check_output_file(out)
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors, option))
-    bar, report = _progress_callback(not json_)
+    bar, report = _progress_callback(not json_ and not log)
     opts = SolveOptions(time_limit=time_limit, seed=seed, threads=threads,
-                        milp_solver=milp_solver, progress=report, warm_start=warm_start)
+                        milp_solver=milp_solver, progress=report, warm_start=warm_start,
+                        verbose=log)
     if bar is not None:
         with bar:
             res = solve(decision, inst, method, options=opts, **params)
@@ -500,6 +504,7 @@ def compare_cmd(
         "--warm-start", help="a method whose solution warm-starts every method that takes "
         "one, or a result file written with --out")] = None,
     json_: JsonOpt = False,
+    log: LogOpt = False,
     csv: Annotated[Path | None, typer.Option("--csv", help="also write every run as a CSV "
                                              "row (units, chip, batch)")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table (terminal), markdown, latex "
@@ -539,10 +544,10 @@ def compare_cmd(
 
         check_output_file(csv, "--csv")
     opts = SolveOptions(time_limit=time_limit, threads=threads, milp_solver=milp_solver,
-                        warm_start=warm_start)
+                        warm_start=warm_start, verbose=log)
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors, option))
-    bar, report = _progress_callback(not json_ and fmt == "table")
+    bar, report = _progress_callback(not json_ and fmt == "table" and not log)
 
     def on_result(r: Any, done: int, total: int) -> None:
         if report is not None:

@@ -35,6 +35,8 @@ def result_table(results: Sequence[Result], title: str = "") -> Table:
     # a run without a solution says why (not applicable, too large, infeasible …)
     notes += [f"{r.method} — {r.status.value}: {r.message}" for r in results
               if r.objective is None and r.message]
+    notes += [f"{r.method}: {r.message}" for r in results
+              if r.objective is not None and "against a time limit" in r.message]
     t = Table(title=escape(title), title_justify="left",
               caption=escape("\n".join(notes)) or None, caption_justify="left")
     for col, j in (("method", "left"), ("status", "left"), (f"objective{unit}", "right"),

@@ -141,6 +141,8 @@ def comparison_table(results: Sequence[Result], instance: Any = None, title: str
              for i, s in enumerate(spaces)]
     notes += [f"{r.method}: {r.status.value}: {r.message}" for r in results
               if r.objective is None and r.message]
+    notes += [f"{r.method}: {r.message}" for r in results
+              if r.objective is not None and "against a time limit" in r.message]
     if multi:
         notes.append("objective = best of the runs; mean ± sd and worst over the runs "
                      "with a solution; time = mean per run")

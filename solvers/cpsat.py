@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -12,6 +13,11 @@ from chipsched.errors import SolverError
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
 from chipsched.solvers.outcome import ExactOutcome
+
+
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def solve_cpsat(model: cp_model.CpModel, options: SolveOptions,
@@ -37,6 +43,9 @@ def solve_cpsat(model: cp_model.CpModel, options: SolveOptions,
     p.random_seed = int(options.seed)
     p.relative_gap_limit = float(options.mip_gap)
     p.log_search_progress = bool(options.verbose)
+    if options.verbose:  # the log goes to stderr: stdout may carry --json or a table
+        p.log_to_stdout = False
+        solver.log_callback = _to_stderr
     for key, value in (parameters or {}).items():
         setattr(p, key, value)
     t0 = time.perf_counter()

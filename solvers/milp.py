@@ -16,7 +16,9 @@ model's variables and reads the objective, bound and status back.
 from __future__ import annotations
 
 import logging
+import os
 import math
+import sys
 import time
 from typing import Any
 
@@ -128,7 +130,8 @@ def _solve_highs(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bo
     # No `threads`: HiGHS's thread pool is process-global, and asking a later run for a
     # different count makes that run fail (model status kNotset); its MIP search is
     # essentially serial anyway.
-    res = opt.solve(model, tee=options.verbose, load_solutions=False,
+    # --log: the backend's log goes to stderr (stdout may carry --json or a table)
+    res = opt.solve(model, tee=sys.stderr if options.verbose else False, load_solutions=False,
                     raise_exception_on_nonoptimal_result=False,
                     time_limit=options.time_limit, solver_options=solver_options)
     tc = res.termination_condition
@@ -201,7 +204,16 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
                    "scip": "limits/time"}.get(name)
             if key:
                 opt.options[key] = options.time_limit
-    kwargs: dict[str, Any] = {"load_solutions": False, "tee": options.verbose}
+    # --log: pyomo's legacy tee writes to stdout (which may carry --json or a table), so
+    # the solver writes its log to a file that is copied to stderr afterwards
+    kwargs: dict[str, Any] = {"load_solutions": False, "tee": False}
+    log_file = None
+    if options.verbose:
+        import tempfile
+
+        fd, log_file = tempfile.mkstemp(prefix="chipsched-milp-", suffix=".log")
+        os.close(fd)
+        kwargs["logfile"] = log_file
     if warm_start and opt.warm_start_capable():
         kwargs["warmstart"] = True
     # Pyomo's CBC reader does not negate the bound of a maximisation: solve min −f.
@@ -218,6 +230,10 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
         if flip:
             model.del_component("_chipsched_min")
             obj.activate()
+        if log_file is not None:
+            with open(log_file, errors="replace") as fh:
+                sys.stderr.write(fh.read())
+            os.unlink(log_file)
     tc = res.solver.termination_condition
     has_solution = len(res.solution) > 0 and tc not in (TerminationCondition.infeasible,)
     if tc == TerminationCondition.optimal:

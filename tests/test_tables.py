@@ -141,3 +141,25 @@ def test_compare_csv_file_has_chip_batch_and_units(tmp_path):
     assert {r["chip"] for r in rows} == {"edge-4x4"} and {r["batch"] for r in rows} == {"4"}
     assert {r["objective_unit"] for r in rows} == {"J²·s"}
     assert all(len(r["objective"].replace("e-", "").replace(".", "")) <= 9 for r in rows)
+
+
+def test_a_run_over_its_time_limit_says_so():
+    from chipsched.api import make_instance, solve
+
+    inst = make_instance("op_placement", "tiny")
+    r = solve("op_placement", inst, "milp", time_limit=0.01)  # Pyomo alone takes longer
+    assert r.wall_s > 0.011
+    assert "against a time limit of 0.01 s" in r.message
+    assert r.metrics["solver"]["time_limit_overrun_s"] == pytest.approx(r.wall_s - 0.01)
+    quick = solve("op_placement", inst, "heft", time_limit=60)
+    assert "time limit" not in quick.message
+
+
+@pytest.mark.parametrize("method, marker", [("cpsat", "CP-SAT"), ("milp", "MIP")])
+def test_log_goes_to_stderr_and_json_stays_clean(method, marker):
+    res = run("solve", "op_placement", "-i", "tiny", "-m", method, "--log", "--json")
+    assert res.exit_code == 0, res.output
+    import json
+
+    assert json.loads(res.stdout)["status"] == "optimal"
+    assert marker in res.stderr
