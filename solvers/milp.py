@@ -16,8 +16,8 @@ model's variables and reads the objective, bound and status back.
 from __future__ import annotations
 
 import logging
-import os
 import math
+import os
 import sys
 import time
 from typing import Any
