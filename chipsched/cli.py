@@ -157,6 +157,8 @@ def list_cmd(
             "decisions": {d: {"methods": list(reg.methods(d))} for d in reg.decisions()},
             "networks": network_names(),
             "chips": chip_names(),
+            "instances": [{"decision": d, "spec": sp, "what": w}
+                          for d, sp, w in instance_catalog()],
         })
         return
     out = _out()
@@ -188,6 +190,54 @@ def list_cmd(
         t.add_row(n, chip_dict(n).get("description", ""))
     t.add_row("tiled-RxC, chiplet-RxC[-nN][-wW], neuro-RxC[-kCAP]", "parametric names")
     out.print(t)
+    t = Table(title="other instances (-i SPEC; every decision also takes a network above "
+              "or a network file)", title_justify="left")
+    for col in ("decision", "spec", "what"):
+        t.add_column(col)
+    last = ""
+    for d, spec, what in instance_catalog():
+        t.add_row(d if d != last else "", spec, what)
+        last = d
+    out.print(t)
+
+
+def instance_catalog() -> list[tuple[str, str, str]]:
+    """(decision, spec, one line) of every built-in instance and generator beyond the
+    network library, and the instance file formats — what ``chipsched list`` shows."""
+    from chipsched.instances.core_assignment import GENERATORS as CA_GENERATORS
+    from chipsched.instances.core_assignment import NAMED as CA_NAMED
+    from chipsched.instances.op_placement.generators import NAMED as OP_NAMED
+
+    rows = [
+        ("region_split", "NETWORK.yaml with a region_split: section",
+         "a network with its chip, objective and options in one file"),
+        ("tile_groups", "FILE.tree", "a resource allocation tree to evaluate (-m given)"),
+    ]
+    rows += [("op_placement", n, "Topcuoglu, Hariri, Wu 2002's 10-task example (3 processors)"
+              if n == "topcuoglu2002" else "built-in task graph") for n in OP_NAMED]
+    rows += [
+        ("op_placement", "random:n=20,p=3,seed=0,density=0.2,ccr=0.5,het=0.5,cores=1",
+         "random DAG on p heterogeneous processors (ccr: transfer/compute ratio)"),
+        ("op_placement", "FILE.stg --processors N", "Standard Task Graph Set file, N identical "
+         "processors"),
+        ("op_placement", "FILE.tgc --processors N", "task graph with communication costs"),
+        ("op_placement", "FILE.json", "op_placement instance (docs/schemas/op_placement)"),
+    ]
+    descr = {"lenet5-neurons": "LeNet-5, one neuron per vertex",
+             "vgg-cifar-neurons": "VGG-11 (CIFAR), 8 channels per vertex",
+             "resnet-cifar-neurons": "ResNet-20 (CIFAR), 4 channels per vertex"}
+    rows += [("core_assignment", n, descr.get(n, "neuron graph")) for n in CA_NAMED]
+    gen_help = {"layered": "layered:layers=10,width=1000,fanin=16,… — random layered neuron graph",
+                "stencil": "stencil:nx=64,ny=64 — 2-D stencil (a mesh-shaped graph)"}
+    rows += [("core_assignment", f"{g}:…", gen_help.get(g, "generator")) for g in CA_GENERATORS]
+    rows += [
+        ("core_assignment", "FILE.graph / FILE.metis", "METIS graph file"),
+        ("core_assignment", "FILE.zip", "seed 004's varint + deflate graph archive"),
+        ("core_assignment", "FILE.dat", "QAPLIB instance (flow matrix onto a grid)"),
+        ("core_assignment", "FILE.json", "core_assignment instance "
+         "(docs/schemas/core_assignment)"),
+    ]
+    return rows
 
 
 def _list_decision(reg: Any, decision: str, json_: bool) -> None:
@@ -255,8 +305,11 @@ def show_network(
                        ("inputs", "left")):
             t.add_column(col, justify=j)
         for i, ly in enumerate(w.layers):
-            dims = " ".join(f"{k}={v}" for k, v in ly.dims.items()
-                            if not (k in ("stride", "groups", "R", "S") and v == 1))
+            # the file format's own field names, so that a row reads back as a layer
+            dims = " ".join(f"{k}={getattr(ly, k)}" for k in
+                            ("K", "C", "H", "W", "R", "S", "stride", "groups")
+                            if not (k in ("H", "W", "R", "S", "stride", "groups")
+                                    and getattr(ly, k) == 1))
             t.add_row(str(i), ly.name, ly.kind.value, dims, _si(ly.macs) if ly.macs else "",
                       _si(ly.weight_elems) if ly.weight_elems else "", _si(ly.out_elems),
                       ", ".join(w.layers[p].name for p in w.preds[i]))
@@ -293,10 +346,17 @@ def show_chip(
 
     out = _out()
     out.print(f"[bold]{hw.name}[/] — {hw.description}")
-    out.print(f"{derived['kind']}: {hw.rows}×{hw.cols} mesh, {hw.n_units} compute units, "
-              f"peak {hw.peak_tops:.4g} TOPS" + (f", DRAM {hw.dram.bandwidth_gb_s:.4g} GB/s"
-                                                if hw.dram else ""))
-    out.print(yaml.safe_dump(hw.to_dict(), sort_keys=False).rstrip(), markup=False)
+    if hw.processors:  # a SoC: processors, not a mesh of compute units
+        procs = ", ".join(
+            f"{p.name} ({p.cores} core{'s' if p.cores > 1 else ''}, "
+            f"{p.throughput_gops['tensor']:g} G MAC/s tensor per core)" for p in hw.processors)
+        out.print(f"{derived['kind']}: {len(hw.processors)} processors: {procs}", markup=False)
+    else:
+        out.print(f"{derived['kind']}: {hw.rows}×{hw.cols} mesh, {hw.n_units} compute units, "
+                  f"peak {hw.peak_tops:.4g} TOPS" +
+                  (f", DRAM {hw.dram.bandwidth_gb_s:.4g} GB/s" if hw.dram else ""))
+    out.print(yaml.safe_dump(hw.to_dict(), sort_keys=False, allow_unicode=True).rstrip(),
+              markup=False)
 
 
 @app.command("schema")
@@ -440,11 +500,15 @@ def solve_cmd(
     warm_start: WarmOpt = None,
     json_: JsonOpt = False,
     log: LogOpt = False,
+    plot: Annotated[Path | None, typer.Option("--plot", help="draw the solution to this "
+                                              ".png/.svg/.pdf (S-T graph, Gantt chart, "
+                                              "placement, core-load heat map)")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="also write the JSON result "
                                              "to this file")] = None,
 ) -> None:
     """Solve one decision on one instance with one method."""
     from chipsched.api import make_instance, registry, solve
+    from chipsched.errors import InputError
     from chipsched.files import atomic_write, check_output_file
     from chipsched.result import to_jsonable
     from chipsched.solvers.options import SolveOptions
@@ -455,6 +519,11 @@ def solve_cmd(
     params = _parse_params(param)
     if out is not None:
         check_output_file(out)
+    if plot is not None:
+        check_output_file(plot, "--plot")
+        if plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+            raise InputError("--plot", f"{plot.name}: unknown picture format",
+                             "use a .png, .svg or .pdf file")
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors, option))
     bar, report = _progress_callback(not json_ and not log)
@@ -469,6 +538,8 @@ def solve_cmd(
     if out is not None:
         atomic_write(out, lambda fh: json.dump(to_jsonable(res.to_dict()), fh, indent=2))
     if json_:
+        if plot is not None and dec.render is not None and res.solution is not None:
+            dec.render(inst, res, plot=plot)  # draws the picture; the JSON is the output
         _print_json(res.to_dict())
         return
     from chipsched.report import result_table
@@ -477,7 +548,7 @@ def solve_cmd(
     con.print(result_table([res], title=f"{decision} on {res.instance}: objective "
                            f"{res.objective_name}"))
     if dec.render is not None and res.solution is not None:
-        con.print(dec.render(inst, res))
+        con.print(dec.render(inst, res, plot=plot))
 
 
 @app.command("compare")

@@ -40,7 +40,8 @@ class Decision:
     problem: Problem
     methods: Mapping[str, Method]
     load_instance: Callable[..., Any]
-    render: Callable[[Any, Any], Any] | None = None
+    #: ``render(instance, result, plot=None)``: what ``solve`` prints; draws ``plot``
+    render: Callable[..., Any] | None = None
     #: steps the face chains onto methods of this decision (``chipsched.chains``)
     chains: tuple[Any, ...] = field(default=())
 

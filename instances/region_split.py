@@ -197,8 +197,9 @@ def placement_label(inst: ChipletInstance, sol: Any, stats: Mapping[str, Any] | 
     return "given"
 
 
-def render(inst: Instance, result: Any) -> Any:
-    """Regions, their resources and stage times, and the grid placement."""
+def render(inst: Instance, result: Any, plot: str | os.PathLike[str] | None = None) -> Any:
+    """Regions, their resources and stage times, and the grid placement; with ``plot``
+    (``--plot``, chiplet instances) the placement drawn there."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -239,6 +240,16 @@ def render(inst: Instance, result: Any) -> Any:
                     f"per sub-chiplet, · unused; {sum(sol.counts)}/{inst.chiplets} used, "
                     f"die-to-die {met['d2d_byte_hops'] / 1e6:.4g} MB·hops):")
         pic = Text(grid_picture(h.rows, h.cols, sol.placement), no_wrap=True)
-        return Group(t, summary, head, pic)
+        if plot is None:
+            return Group(t, summary, head, pic,
+                         Text("draw the placement with --plot FILE.png", style="dim"))
+        from chipsched.plots.region_split import plot_placement
+
+        plot_placement(h.rows, h.cols, sol.placement, plot,
+                       title=f"{inst.name}: {result.method}")
+        return Group(t, summary, head, pic, Text(f"placement drawn in {plot}"))
     loads = ", ".join(f"{inst.proc_name(p)} {inst.loads[p]:.2f}" for p in range(inst.n_procs))
+    if plot is not None:
+        raise InputError("--plot", "a SoC split has no grid to draw",
+                         "leave --plot out for SoC instances")
     return Group(t, summary, Text(f"background loads: {loads}"))

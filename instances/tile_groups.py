@@ -114,15 +114,10 @@ def _fmt(x: float, unit: str) -> str:
     return f"{x:.3g} {unit}"
 
 
-def st_graph_path(instance: Instance, method: str) -> Path:
-    """Where ``chipsched solve`` writes the S-T graph: ``out/tile_groups/…_st.png``."""
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in instance.name)
-    return Path("out") / "tile_groups" / f"{safe}_{method}_st.png"
-
-
-def render(instance: Instance, result: Any) -> Any:
-    """The tree, the metrics and the segments for ``chipsched solve``; writes the S-T
-    graph (PNG) next to the working directory's ``out/tile_groups/`` and says where."""
+def render(instance: Instance, result: Any, plot: str | os.PathLike[str] | None = None
+           ) -> Any:
+    """The tree, the metrics and the segments for ``chipsched solve``; with ``plot`` (a
+    .png/.svg/.pdf path, ``--plot``) also the S-T graph there."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -160,7 +155,9 @@ def render(instance: Instance, result: Any) -> Any:
     if len(segs) > len(shown):
         s.caption = f"{len(segs) - len(shown)} more segments in --json"
     parts.append(s)
-    path = st_graph_path(instance, result.method)
-    plot_st_graph(instance, result.solution, path)
-    parts.append(Text(f"S-T graph written to {path}"))
+    if plot is not None:
+        plot_st_graph(instance, result.solution, Path(plot))
+        parts.append(Text(f"S-T graph written to {plot}"))
+    else:
+        parts.append(Text("draw the S-T graph with --plot FILE.png", style="dim"))
     return Group(*parts)

@@ -198,3 +198,61 @@ def test_exported_yaml_keeps_unicode(tmp_path):
     out = tmp_path / "c.yaml"
     assert run("export", "chip", "edge-4x4", str(out)).exit_code == 0
     assert "×" in out.read_text(encoding="utf-8") and "\\xD7" not in out.read_text()
+
+
+def test_list_shows_the_instances_beyond_the_network_library():
+    from chipsched.api import make_instance
+
+    res = run("list", "--json")
+    cat = json.loads(res.stdout)["instances"]
+    specs = {(c["decision"], c["spec"]) for c in cat}
+    assert ("op_placement", "topcuoglu2002") in specs
+    assert ("core_assignment", "lenet5-neurons") in specs
+    for d, spec in [("op_placement", "topcuoglu2002"), ("op_placement", "random:n=8,p=2"),
+                    ("core_assignment", "lenet5-neurons"),
+                    ("core_assignment", "layered:layers=3,width=10,fanin=4"),
+                    ("core_assignment", "stencil:nx=4,ny=4")]:
+        assert any(c["decision"] == d and c["spec"].split(":")[0] == spec.split(":")[0]
+                   for c in cat), spec
+        assert make_instance(d, spec) is not None
+    assert "topcuoglu2002" in run("list").stdout
+
+
+def test_show_network_dims_use_the_file_fields():
+    from chipsched.workload import Layer
+
+    res = run("show", "network", "tiny")
+    assert res.exit_code == 0
+    w = get_network("tiny")
+    for ly in w.layers:
+        line = next(ln for ln in res.stdout.splitlines() if f" {ly.name} " in ln)
+        dims = dict(kv.split("=") for kv in line.split("│")[4].split())
+        rebuilt = Layer(ly.name, ly.kind, **{k: int(v) for k, v in dims.items()})
+        assert (rebuilt.K, rebuilt.C, rebuilt.H, rebuilt.W, rebuilt.R, rebuilt.S) == \
+            (ly.K, ly.C, ly.H, ly.W, ly.R, ly.S)
+
+
+def test_show_chip_of_a_soc_lists_processors():
+    res = run("show", "chip", "soc-npu-gpu-cpu")
+    assert res.exit_code == 0
+    assert "0 compute units" not in res.stdout and "3 processors" in res.stdout
+    assert "→" in res.stdout and "\\u2192" not in res.stdout
+
+
+@pytest.mark.parametrize("decision, spec, method", [
+    ("region_split", "tiny", "dp"), ("core_assignment", "lenet5-neurons", "rowmajor"),
+])
+def test_solve_plots_only_when_asked(tmp_path, monkeypatch, decision, spec, method):
+    monkeypatch.chdir(tmp_path)
+    res = run("solve", decision, "-i", spec, "-m", method)
+    assert res.exit_code == 0, res.output
+    assert list(tmp_path.iterdir()) == []
+    res = run("solve", decision, "-i", spec, "-m", method, "--plot", "p.svg")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "p.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_plot_with_an_unknown_suffix_is_refused_before_solving(tmp_path):
+    one_line_error(run("solve", "tile_groups", "-i", "tiny", "-m", "ls", "--plot",
+                       str(tmp_path / "p.docx")), "--plot", ".png")
+    assert list(tmp_path.iterdir()) == []

@@ -289,11 +289,11 @@ def test_cli_solve_compare_list_and_bad_trees(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     run = CliRunner().invoke
     r = run(app, ["solve", "tile_groups", "-i", "tiny", "-c", "tiled-2x2", "--batch", "2",
-                  "-m", "lp"])
+                  "-m", "lp", "--plot", "st/lp.png"])
     assert r.exit_code == 0, r.output
     assert "tree: T(1)[" in r.output and "utilization" in r.output and "NoC hop-bytes" in r.output
-    assert "S-T graph written to out/tile_groups/" in r.output
-    assert (tmp_path / "out" / "tile_groups" / "tiny_tiled-2x2_b2_lp_st.png").stat().st_size > 0
+    assert "S-T graph written to st/lp.png" in r.output
+    assert (tmp_path / "st" / "lp.png").stat().st_size > 0
     r = run(app, ["solve", "tile_groups", "-i", "tiny", "-c", "tiled-2x2", "--batch", "2",
                   "-m", "sa", "--json", "--objective", "edp"])
     d = json.loads(r.output)

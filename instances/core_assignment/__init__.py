@@ -186,8 +186,10 @@ def qaplib_solution(instance: Instance, sln_path: str | os.PathLike[str]) -> tup
     return candidates[0], opt
 
 
-def render(instance: Instance, result: Any) -> Any:
-    """Rich renderable for ``chipsched solve``: key metrics and the core-load map."""
+def render(instance: Instance, result: Any, plot: str | os.PathLike[str] | None = None
+           ) -> Any:
+    """Rich renderable for ``chipsched solve``: key metrics and the core-load map; with
+    ``plot`` (``--plot``) the mesh heat map of core loads and traffic drawn there."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -214,4 +216,9 @@ def render(instance: Instance, result: Any) -> Any:
                 shades[min(4, int(np.ceil(4 * loads[r, c] / instance.capacity)))] * 2
                 for c in range(instance.cols)))
         parts.append(Text("\n".join(lines)))
+    if plot is not None and result.solution is not None:
+        from chipsched.plots.core_assignment import plot_mesh_heatmap
+
+        plot_mesh_heatmap(instance, result.solution, plot)
+        parts.append(Text(f"heat map drawn in {plot}"))
     return Group(*parts)
