@@ -111,3 +111,23 @@ def test_method_variants_with_parameters(tmp_path):
                reg)
     with pytest.raises(InputError, match=r"methods\[0\]"):
         load_suites({**suite, "methods": [{"name": "nth"}]})
+
+
+def test_the_suite_example_in_the_docs_loads_and_expands():
+    """docs/bench.md's complete example is a suite the loader accepts."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    text = (Path(__file__).parents[1] / "docs" / "bench.md").read_text()
+    block = re.search(r"```yaml\n(.*?)```", text, re.S).group(1)
+    from chipsched.api import registry
+
+    suites = load_suites(yaml.safe_load(block))
+    jobs = expand(suites, registry())
+    assert {s.decision for s in suites} == {"tile_groups", "op_placement"}
+    labels = {j.label for j in jobs}
+    assert any("sa[beta=20]" in lb for lb in labels)
+    # 3 instances × (bound, ls, lp: 1 run each + 3 sa variants × 3 seeds) + 2 × 5 methods
+    assert len(jobs) == 3 * (3 + 3 * 3) + 2 * 5
