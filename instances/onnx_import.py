@@ -63,12 +63,23 @@ Folded: no layer; consumers are wired to the producer of the op's input:
 * **layout and view ops**: Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity,
   Dropout, Split, Slice, Expand, Tile, Pad, DepthToSpace, SpaceToDepth, and Gather
   of an activation by constant indices.
+* **what today's exporters write** (torch.export / dynamo): ReduceMean (or ReduceMax)
+  over an image's spatial axes is a global pool, like GlobalAveragePool; other
+  reductions (ReduceSum, ReduceL2, ArgMax, …) are ``eltwise`` layers of one op per
+  input element; element-wise math and logic (Exp, Sqrt, IsNaN, IsInf, And, Or, Not,
+  Equal, Less, …, Trilu, CumSum) and indexed data movement (GatherND, GatherElements,
+  ScatterND, ScatterElements, OneHot) are ``eltwise`` of one op per output element
+  (folded into the producer when it reads one producer, like Relu); GatherND /
+  GatherElements of a constant table by computed indices are embedding lookups;
+  Range, ConstantOfShape and EyeLike are constant-folded when their inputs are
+  constant (static shapes) and sized like the fallback otherwise.
 * **constants**: Constant, Shape, Size and every node whose inputs are all constant
   (shape arithmetic, Transpose/DequantizeLinear of a weight, ...) are folded at
   import time, whatever their op type.
 
 Fallback: any other op on activations raises ``InputError("<source> node <name>
-(<op>)", "unsupported ONNX op", ...)``. With ``fallback=True`` it becomes an
+(<op>)", "unsupported ONNX op", ...)``. With ``fallback=True`` (on the command line
+and in bench files: ``model.onnx:fallback=true``) it becomes an
 ``eltwise`` layer with **one op per output element** (all outputs together); when
 shape inference cannot size an output (data-dependent shapes such as
 NonMaxSuppression), the output is taken to be as large as the op's activation
@@ -111,6 +122,26 @@ _UNARY = frozenset({
     _MS + "Gelu", _MS + "FastGelu", _MS + "QuickGelu", _MS + "BiasGelu",
 })
 _BINARY = frozenset({"Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "Mean", "Pow", "Where"})
+#: element-wise math and logic of today's exporters (torch.export / dynamo writes
+#: attention masks and GELU/LayerNorm pieces with them): one op per output element
+_ELEMENTWISE_MORE = frozenset({
+    "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign",
+    "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+    "IsNaN", "IsInf", "Not", "And", "Or", "Xor", "Equal", "Less", "Greater",
+    "LessOrEqual", "GreaterOrEqual", "Mod", "BitShift", "BitwiseAnd", "BitwiseOr",
+    "BitwiseXor", "BitwiseNot", "Trilu", "CumSum", "Swish", "BiasGelu",
+})
+#: data movement by index (a gather or scatter of activations): one op per output element
+_INDEXED = frozenset({"GatherND", "GatherElements", "ScatterND", "ScatterElements",
+                      "OneHot"})
+#: reductions: a global pool when they reduce an image's spatial axes, otherwise one op
+#: per input element
+_REDUCE = frozenset({"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
+                     "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                     "ReduceSumSquare", "ArgMax", "ArgMin"})
+#: shape and index generators: constant-folded when their inputs are constant (the usual
+#: case: shapes of static models); otherwise sized like the fallback
+_GENERATORS = frozenset({"Range", "ConstantOfShape", "EyeLike"})
 _VARIADIC = frozenset({"Sum", "Max", "Min", "Mean"})
 _AFFINE = frozenset({"Add", "Sub", "Mul", "Div"})  # keep a MAC output BN-foldable
 _VIEW = frozenset({
@@ -128,7 +159,8 @@ _LAYER_OPS = frozenset({"Conv", "Gemm", "MatMul", "Concat", "Gather"})
 #: Every op type :func:`load_onnx` understands (custom domains prefixed).
 SUPPORTED_OPS = frozenset(
     _UNARY | _BINARY | _VIEW | _SHAPE | _POOL | _GLOBAL_POOL | _SOFTMAX | _NORM_LAST
-    | _NORM_FIRST | _LAYER_OPS | {"Constant"}
+    | _NORM_FIRST | _LAYER_OPS | _ELEMENTWISE_MORE | _INDEXED | _REDUCE | _GENERATORS
+    | {"Constant"}
 )
 
 _BN_TARGETS = (OpKind.CONV, OpKind.DEPTHWISE, OpKind.FC)
@@ -439,7 +471,10 @@ class _Converter:
         if not any(t in self.acts for t in ins if t) or op in _SHAPE:
             bases: dict[str, int] = {}
             if op not in _SHAPE:
-                for t in ins:
+                # a gather of a constant by constant indices keeps the table's elements,
+                # not the indices' (position ids are not parameters)
+                data_only = op in ("Gather", "GatherND", "GatherElements")
+                for t in ins[:1] if data_only else ins:
                     if t:
                         bases.update(self.consts[t])
             for o in outs:
@@ -447,11 +482,18 @@ class _Converter:
             return
         data = ins[0] if ins else ""
         index_in = ins[1] if len(ins) > 1 else ""
-        gather_view = op == "Gather" and data in self.acts and index_in in self.consts
+        gather_view = (op == "Gather" or op in ("GatherND", "GatherElements")) and \
+            data in self.acts and index_in in self.consts
         if op in _VIEW or gather_view:
             self._view(node, op, where)
-        elif op in _UNARY or op in _BINARY:
+        elif op in ("GatherND", "GatherElements") and data in self.consts:
+            self._embed(index, node, where)  # rows of a constant table by computed indices
+        elif op in _UNARY or op in _BINARY or op in _ELEMENTWISE_MORE or op in _INDEXED:
             self._elementwise(index, node, op, where)
+        elif op in _REDUCE:
+            self._reduce(index, node, op, where)
+        elif op in _GENERATORS:
+            self._generic(index, node, op, where)
         elif op == "Conv":
             self._conv(index, node, where)
         elif op in ("Gemm", "MatMul"):
@@ -592,6 +634,43 @@ class _Converter:
         out = dims["K"] * dims["H"] * dims["W"]
         self._new(index, node, OpKind.POOL, dims, out * R * S, where, [x])
 
+    def _reduce(self, index: int, node: onnx.NodeProto, op: str, where: str) -> None:
+        """ReduceMean over an image's spatial axes is how torch.export writes a global
+        average pool: it becomes the same pool layer as GlobalAveragePool. Any other
+        reduction is an element-wise-class op of one op per input element."""
+        x = node.input[0]
+        sx = self._shape(x, where)
+        axes = _attr(node, "axes", None)
+        if axes is None and len(node.input) > 1 and node.input[1]:
+            axes = self._const_ints(node.input[1])
+        if axes is not None:
+            spatial = {a % len(sx) for a in axes} == set(range(2, len(sx)))
+            if len(sx) >= 3 and spatial and op in ("ReduceMean", "ReduceMax"):
+                R, S = _fold2(sx[2:])
+                dims = {"K": sx[1], "C": sx[1], "H": 1, "W": 1, "R": R, "S": S}
+                self._new(index, node, OpKind.POOL, dims, sx[1] * R * S, where, [x])
+                return
+        dims = _khw(self._shape(node.output[0], where))
+        self._new(index, node, OpKind.ELTWISE, dims, max(1, math.prod(sx)), where, [x])
+
+    def _const_ints(self, tensor: str) -> list[int] | None:
+        """The values of a small integer initializer (e.g. a Reduce op's axes input)."""
+        for t in self.graph.initializer:
+            if t.name == tensor:
+                from onnx import numpy_helper
+
+                return [int(v) for v in numpy_helper.to_array(t).ravel()]
+        for n in self.graph.node:
+            if n.op_type == "Constant" and tensor in n.output:
+                for a in n.attribute:
+                    if a.name == "value":
+                        from onnx import numpy_helper
+
+                        return [int(v) for v in numpy_helper.to_array(a.t).ravel()]
+                    if a.name == "value_ints":
+                        return list(a.ints)
+        return None
+
     def _concat(self, index: int, node: onnx.NodeProto, where: str) -> None:
         ins = [t for t in node.input if t]
         dims = _khw(self._shape(node.output[0], where))
@@ -641,10 +720,16 @@ class _Converter:
         if not self.fallback:
             raise InputError(f"{self.label} node {node.name or index} ({op})",
                              "unsupported ONNX op",
-                             "supported: Conv, Gemm, MatMul, pools, element-wise, Concat, "
-                             "Softmax, norms, Gather and layout ops (the full list is "
-                             "chipsched.instances.onnx_import.SUPPORTED_OPS); or load with "
-                             "fallback=True to treat it as a generic element-wise op")
+                             "supported: Conv, Gemm, MatMul, pools, reductions, element-wise "
+                             "math and logic, Concat, Softmax, norms, Gather/GatherND and "
+                             "layout ops (the full list: chipsched.instances.onnx_import."
+                             "SUPPORTED_OPS); or append :fallback=true to the file name "
+                             "(Python: fallback=True) to treat it as a generic element-wise op")
+        self._generic(index, node, op, where)
+
+    def _generic(self, index: int, node: onnx.NodeProto, op: str, where: str) -> None:
+        """One op per output element; an output shape inference cannot size is taken to
+        be as large as the op's activation inputs."""
         ins = [t for t in node.input if t]
         act_in = list(dict.fromkeys(t for t in ins if t in self.acts))
         outs = [o for o in node.output if o]

@@ -378,3 +378,101 @@ def test_exporter_shapes_with_symbolic_batch_size_custom_ops():
     wl = load_onnx(onnx.shape_inference.infer_shapes(m), fallback=True)
     assert [ly.kind for ly in wl.layers] == [OpKind.CONV, OpKind.ELTWISE]
     assert wl.layers[1].ops == 2 * 6 * 6
+
+
+# (7) what today's exporters write (torch.export / dynamo style) ------------------------
+def _cnn_head(pool_nodes):
+    nodes = [conv("conv1", "x", "w1", "c1", "b1", pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"), *pool_nodes,
+             helper.make_node("Flatten", ["p"], ["f"], name="flatten", axis=1),
+             helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], name="fc", transB=1)]
+    inits = [init("w1", (16, 3, 3, 3)), init("b1", (16,)), init("wf", (10, 16)),
+             init("bf", (10,)), init("axes", (2,), np.int64, [2, 3])]
+    return model(nodes, [inp("x", ["N", 3, 32, 32])], [out("y")], inits, opset=18)
+
+
+def test_reduce_mean_over_spatial_axes_is_a_global_pool():
+    gap = load_onnx(_cnn_head([helper.make_node("GlobalAveragePool", ["r1"], ["p"],
+                                                name="gap")]))
+    dyn = load_onnx(_cnn_head([helper.make_node("ReduceMean", ["r1", "axes"], ["p"],
+                                                name="gap", keepdims=1)]))
+    assert kinds(dyn) == kinds(gap) == [OpKind.CONV, OpKind.POOL, OpKind.FC]
+    assert dyn.total_macs == gap.total_macs == 16 * 27 * 32 * 32 + 16 * 10
+    assert dyn.total_params == gap.total_params == 16 * 27 + 16 + 16 * 10 + 10
+    assert dyn.layers[1].R * dyn.layers[1].S == 32 * 32 and dyn.layers[1].ops == 16 * 1024
+    # opset < 18 gives the axes as an attribute
+    old = model([conv("conv1", "x", "w1", "c1", "b1", pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+                 helper.make_node("ReduceMean", ["c1"], ["p"], axes=[-2, -1], keepdims=0)],
+                [inp("x", [1, 3, 32, 32])], [out("p")], [init("w1", (16, 3, 3, 3)),
+                                                         init("b1", (16,))])
+    assert kinds(load_onnx(old)) == [OpKind.CONV, OpKind.POOL]
+
+
+def test_other_reductions_are_eltwise_over_their_input():
+    nodes = [conv("conv", "x", "w", "c"),
+             helper.make_node("ReduceSum", ["c"], ["s"], name="sum", axes=[1], keepdims=1),
+             helper.make_node("Add", ["c", "s"], ["y"], name="add")]
+    wl = load_onnx(model(nodes, [inp("x", [1, 3, 8, 8])], [out("y")], [init("w", (4, 3, 3, 3))]))
+    red = wl.layers[wl.index("sum")]
+    assert red.kind is OpKind.ELTWISE and red.ops == 4 * 6 * 6 and red.out_elems == 36
+
+
+def test_attention_mask_logic_and_indexed_gathers_import_with_correct_totals():
+    """A BERT-like block the way torch.export writes it: the embedding by GatherND, the
+    mask from IsNaN / Not / And / Where, GatherElements by constant indices, Range and
+    ConstantOfShape of constants."""
+    T, d, V = 8, 16, 50
+    nodes = [
+        helper.make_node("Unsqueeze", ["ids", "ax2"], ["ids_u"], name="unsq"),
+        helper.make_node("GatherND", ["table", "ids_u"], ["emb"], name="embed", batch_dims=0),
+        helper.make_node("Gather", ["pos_table", "pos_ids"], ["pos"], name="pos", axis=0),
+        helper.make_node("Add", ["emb", "pos"], ["h"], name="add_pos"),
+        helper.make_node("MatMul", ["h", "wq"], ["q"], name="q"),
+        helper.make_node("MatMul", ["h", "wk"], ["k"], name="k"),
+        helper.make_node("Transpose", ["k"], ["kt"], name="kt", perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "kt"], ["scores"], name="scores"),
+        helper.make_node("IsNaN", ["scores"], ["nan"], name="isnan"),
+        helper.make_node("Not", ["nan"], ["ok"], name="not"),
+        helper.make_node("Cast", ["mask_in"], ["mask_b"], name="cast", to=TensorProto.BOOL),
+        helper.make_node("And", ["ok", "mask_b"], ["keep"], name="and"),
+        helper.make_node("Where", ["keep", "scores", "neg"], ["masked"], name="where"),
+        helper.make_node("Softmax", ["masked"], ["p"], name="softmax", axis=-1),
+        helper.make_node("GatherElements", ["p", "ge_idx"], ["sel"], name="ge", axis=2),
+        helper.make_node("MatMul", ["sel", "wo"], ["y"], name="out"),
+        helper.make_node("Range", ["zero", "tlen", "one"], ["r"], name="range"),
+        helper.make_node("ConstantOfShape", ["shape"], ["zeros"], name="cos"),
+    ]
+    rev = np.tile(np.arange(T)[::-1], (1, T, 1))
+    inits = [init("table", (V, d)), init("pos_table", (T, d)),
+             init("pos_ids", (1, T), np.int64, np.arange(T)[None, :]),
+             init("ax2", (1,), np.int64, [2]),
+             init("wq", (d, d)), init("wk", (d, d)), init("wo", (T, d)),
+             init("neg", (1,), value=[-1e4]), init("ge_idx", (1, T, T), np.int64, rev),
+             init("zero", (), np.int64, 0), init("tlen", (), np.int64, T),
+             init("one", (), np.int64, 1), init("shape", (1,), np.int64, [T])]
+    m = model(nodes, [inp("ids", [1, T], TensorProto.INT64),
+                      inp("mask_in", [1, T, T], TensorProto.INT64)],
+              [out("y"), out("r"), out("zeros")], inits, opset=17)
+    wl = load_onnx(m)
+    names = {ly.name for ly in wl.layers}
+    assert {"embed", "q", "k", "scores", "softmax", "out"} <= names
+    assert wl.total_macs == 2 * T * d * d + T * T * d + T * T * d
+    assert wl.total_params == V * d + T * d + 2 * d * d + T * d
+    assert wl.layers[wl.index("embed")].kind is OpKind.EMBED
+    # the mask logic meets the mask input in one eltwise op; IsNaN / Not fold
+    assert [ly.name for ly in wl.layers if ly.kind is OpKind.ELTWISE] == ["and", "where"]
+
+
+def test_fallback_is_reachable_from_the_command_line(tmp_path):
+    from tests.cli_helpers import one_line_error, run
+
+    f = tmp_path / "topk.onnx"
+    onnx.save(topk_model(), f)
+    one_line_error(run("show", "network", str(f)), "TopK", ":fallback=true")
+    res = run("show", "network", f"{f}:fallback=true", "--json")
+    assert res.exit_code == 0, res.output
+    import json
+
+    assert [ly["name"] for ly in json.loads(res.stdout)["layers"]] == ["conv", "top5"]
+    one_line_error(run("show", "network", f"{f}:fallback=maybe"), "fallback", "true or false")
+    one_line_error(run("show", "network", f"{f}:colour=red"), "colour", "fallback")

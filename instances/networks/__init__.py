@@ -93,12 +93,14 @@ def _parse_value(text: str) -> Any:
     return text
 
 
-def _check_param_type(net: str, name: str, value: Any, default: Any) -> None:
-    """A library network's parameter must have its default's type (bool, int, float)."""
+def _check_param_type(net: str, name: str, value: Any, default: Any) -> Any:
+    """A library network's parameter must have its default's type (bool — 1/0 accepted —,
+    int, float); returns the value."""
     field = f"network {net}: parameter {name}"
     if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise InputError(field, f"must be true or false, got {value!r}")
+        if value in (0, 1) and not isinstance(value, float):
+            return bool(value)
+        raise InputError(field, f"must be true or false, got {value!r}")
     elif isinstance(default, int):
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputError(field, f"must be an integer, got {value!r}",
@@ -112,6 +114,7 @@ def _check_param_type(net: str, name: str, value: Any, default: Any) -> None:
                 not math.isfinite(value):
             raise InputError(field, f"must be a finite number, got {value!r}",
                              f"e.g. {net}:{name}={default}")
+    return value
 
 
 def get_network(spec: str | os.PathLike[str] | Workload, **params: Any) -> Workload:
@@ -120,6 +123,27 @@ def get_network(spec: str | os.PathLike[str] | Workload, **params: Any) -> Workl
         return spec
     s = str(spec)
     suffix = Path(s).suffix.lower()
+    at = s.lower().find(".onnx:")
+    if at >= 0 and not Path(s).is_file():  # FILE.onnx:fallback=true,precision_bytes=2
+        path, opts = s[:at + 5], s[at + 6:]
+        kw: dict[str, Any] = {}
+        types = {"fallback": bool, "precision_bytes": int, "name": str}
+        for item in filter(None, opts.split(",")):
+            k, eq, v = item.partition("=")
+            k, v = k.strip(), v.strip()
+            if not eq or k not in types:
+                raise InputError(f"{path}: option {k!r}", "unknown" if eq else
+                                 "needs a value (k=v)", "options: fallback=true|false, "
+                                 "precision_bytes=N, name=TEXT")
+            value = _parse_value(v) if types[k] is not str else v
+            if types[k] is bool and not isinstance(value, bool):
+                raise InputError(f"{path}: option {k}", f"must be true or false, got {v!r}")
+            if types[k] is int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise InputError(f"{path}: option {k}", f"must be an integer, got {v!r}")
+            kw[k] = value
+        from chipsched.instances.onnx_import import load_onnx
+
+        return load_onnx(path, **{**kw, **params})
     if suffix == ".onnx":
         from chipsched.instances.onnx_import import load_onnx
 
@@ -151,7 +175,7 @@ def get_network(spec: str | os.PathLike[str] | Workload, **params: Any) -> Workl
                              f"parameters of {key}: {', '.join(allowed) or 'none'}")
         kwargs[k] = v
     for k, v in kwargs.items():
-        _check_param_type(key, k, v, allowed[k])
+        kwargs[k] = _check_param_type(key, k, v, allowed[k])
     try:
         return NETWORKS[key](**kwargs)
     except InputError:
