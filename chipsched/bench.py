@@ -132,6 +132,21 @@ def load_suites(spec: str | os.PathLike[str] | Mapping[str, Any]) -> list[Suite]
     return [_suite(data, source)]
 
 
+def suite_title(spec: str | os.PathLike[str] | Mapping[str, Any], suites: Sequence[Suite]
+                ) -> str:
+    """The name of the suite file or mapping itself (a ``runs:`` file's own name, not its
+    first run's)."""
+    if isinstance(spec, Mapping):
+        return str(spec.get("name") or suites[0].name)
+    s = str(spec)
+    if Path(s).suffix.lower() in (".yaml", ".yml", ".json"):
+        from chipsched.files import read_data
+
+        data = read_data(s)
+        return str(data.get("name") or Path(s).stem) if isinstance(data, Mapping) else s
+    return s
+
+
 def _suite(data: Mapping[str, Any], source: str) -> Suite:
     allowed = {"name", "decision", "chip", "options", "instances", "methods", "seeds",
                "description"}
@@ -392,8 +407,11 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path) -> list[Path]:
-    """Per decision: gap to the best bound vs size, and wall time vs size."""
+def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path,
+               skipped: list[str] | None = None) -> list[Path]:
+    """Per decision: gap to the best bound vs size, and wall time vs size. A plot with
+    nothing to show (no proven bound, no sizes) is not drawn; ``skipped`` hears why.
+    Points are not joined: runs of one size can be different networks."""
     from chipsched.plots import _figure, save_figure
 
     paths = []
@@ -401,10 +419,18 @@ def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path) -> list[Path]:
     for decision in sorted({r["decision"] for r in summ}):
         rs = [r for r in summ if r["decision"] == decision and r.get("size") is not None]
         if not rs:
+            if skipped is not None:
+                skipped.append(f"{decision}: no instance size, no plots")
             continue
         for what, ylabel, fname in (
-                ("gap_to_best_bound", "objective / best bound − 1 (%)", "gap"),
+                ("gap_to_best_bound", "objective / best proven bound − 1 (%)", "gap"),
                 ("wall_s", "wall time (s)", "time")):
+            if not any(r.get(what) is not None for r in rs):
+                if skipped is not None:
+                    skipped.append(f"{decision}: {fname} plot omitted — "
+                                   + ("no run has a proven bound of the decision's space"
+                                      if what == "gap_to_best_bound" else "no timings"))
+                continue
             fig, ax = _figure()
             for m in sorted({r["method"] for r in rs}):
                 pts = sorted((r["size"], r[what]) for r in rs
@@ -413,7 +439,7 @@ def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path) -> list[Path]:
                     continue
                 xs = [p[0] for p in pts]
                 ys = [100 * p[1] if what == "gap_to_best_bound" else p[1] for p in pts]
-                ax.plot(xs, ys, "o-", label=m, ms=3)
+                ax.plot(xs, ys, "o", label=m, ms=4, alpha=0.8)
             ax.set_xscale("log")
             if what == "wall_s":
                 ax.set_yscale("log")
@@ -429,18 +455,23 @@ def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path) -> list[Path]:
 
 
 def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: Path,
-               title: str) -> Path:
+               title: str, notes: Sequence[str] = ()) -> Path:
     from chipsched.files import atomic_write
 
     summ = summarize(rows)
+    spaces = sorted({r["space"] for r in summ if r.get("space") and r.get("bound") is not None})
     cols = ["decision", "instance", "chip", "instance_options", "method", "seed", "status",
             "objective", "bound", "gap", "gap_to_best_bound", "wall_s", "message"]
 
-    def cell(c: str, v: Any) -> str:
+    def cell(c: str, v: Any, r: Mapping[str, Any]) -> str:
         if v is None:
             return ""
         if c in ("gap", "gap_to_best_bound") and isinstance(v, float):
             return f"{100 * v:.2f} %"
+        if c in ("objective", "bound") and isinstance(v, float):
+            mark = "†" * (spaces.index(r["space"]) + 1) if c == "bound" and \
+                r.get("space") in spaces else ""
+            return f"{v:.6g}{mark} {html.escape(r.get('objective_unit') or '')}".strip()
         if isinstance(v, float):
             return f"{v:.6g}"
         return html.escape(str(v))
@@ -450,10 +481,19 @@ def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: P
             "</p>"]
     for p in plots:
         body.append(f'<img src="{html.escape(p.name)}" style="max-width:48%">')
-    body.append("<table><tr>" + "".join(f"<th>{c}</th>" for c in cols) + "</tr>")
+    heads = {"wall_s": "wall (s)", "gap": "gap (own bound)",
+             "gap_to_best_bound": "vs best proven bound"}
+    body.append("<table><tr>" + "".join(f"<th>{heads.get(c, c)}</th>" for c in cols)
+                + "</tr>")
     for r in summ:
-        body.append("<tr>" + "".join(f"<td>{cell(c, r.get(c))}</td>" for c in cols) + "</tr>")
+        body.append("<tr>" + "".join(f"<td>{cell(c, r.get(c), r)}</td>" for c in cols)
+                    + "</tr>")
     body.append("</table>")
+    foot = [f"{'†' * (i + 1)} bound of the restricted space {s}: it bounds that space only, "
+            "not the decision, and is not used for 'vs best proven bound'"
+            for i, s in enumerate(spaces)] + list(notes)
+    if foot:
+        body.append("<p>" + "<br>".join(html.escape(n) for n in foot) + "</p>")
     page = ("<!doctype html><meta charset='utf-8'><title>" + html.escape(title) + "</title>"
             "<style>body{font-family:sans-serif}table{border-collapse:collapse;font-size:12px}"
             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style>"
@@ -478,9 +518,10 @@ def bench(spec: str | os.PathLike[str] | Mapping[str, Any], out_dir: str | os.Pa
                      registry_=registry_,
                      on_row=lambda r: save_rows([r], files["sqlite"], bench_id))
     write_csv(rows, files["csv"], bench_id)
-    plots = plot_bench(rows, out)
+    skipped: list[str] = []
+    plots = plot_bench(rows, out, skipped)
     files["html"] = write_html(rows, plots, out / f"bench-{bench_id}.html",
-                               f"chipsched bench {suites[0].name}")
+                               f"chipsched bench {suite_title(spec, suites)}", skipped)
     for i, p in enumerate(plots):
         files[f"plot{i}"] = p
     return rows, files

@@ -693,19 +693,26 @@ def bench_cmd(
     scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler "
                                                   "address (tcp://host:8786)")] = None,
     json_: JsonOpt = False,
+    fmt: Annotated[str, typer.Option("--format", help="table (terminal, one row per run), "
+                                     "or markdown, latex, csv: one row per method and "
+                                     "instance with best, mean ± sd, worst")] = "table",
 ) -> None:
     """Many instances × methods × seeds in parallel; results in SQLite + CSV, plots, HTML."""
     import os
 
     from chipsched.bench import bench, builtin_suites, summarize
     from chipsched.errors import InputError
+    from chipsched.tables import FORMATS
 
     if workers < 0:
         raise InputError("--workers", f"must be >= 0, got {workers}")
+    if fmt not in FORMATS:
+        raise InputError("--format", f"unknown format {fmt!r}",
+                         f"use one of {', '.join(FORMATS)}")
     if suite == "list":
         _out().print("built-in suites: " + ", ".join(builtin_suites()))
         return
-    bar, report = _progress_callback(not json_)
+    bar, report = _progress_callback(not json_ and fmt == "table")
     if bar is not None:
         with bar:
             rows, files = bench(suite, out, workers=workers or (os.cpu_count() or 1),
@@ -715,6 +722,10 @@ def bench_cmd(
                             scheduler=scheduler)
     if json_:
         _print_json({"runs": summarize(rows), "files": {k: str(v) for k, v in files.items()}})
+    elif fmt != "table":
+        from chipsched.tables import bench_table, render
+
+        sys.stdout.write(render(bench_table(summarize(rows), f"bench {suite}"), fmt))
     else:
         _bench_table(suite, rows, files)
     failed = [r for r in rows if r["status"] == "error"]
@@ -730,19 +741,29 @@ def bench_cmd(
 def _bench_table(suite: str, rows: list[dict[str, Any]], files: dict[str, Any]) -> None:
     from chipsched.bench import summarize
 
-    t = Table(title=f"bench {suite}: {len(rows)} runs", title_justify="left")
+    summ = summarize(rows)
+    spaces = sorted({r["space"] for r in summ if r.get("space") and r["bound"] is not None})
+    t = Table(title=f"bench {suite}: {len(rows)} runs", title_justify="left",
+              caption="\n".join(f"{'†' * (i + 1)} bound of the restricted space {s} (not "
+                                 "used for 'vs best bound')" for i, s in enumerate(spaces))
+              or None, caption_justify="left")
     for col, j in (("decision", "left"), ("instance", "left"), ("method", "left"),
                    ("seed", "right"), ("status", "left"), ("objective", "right"),
-                   ("vs best bound", "right"), ("time", "right")):
+                   ("bound", "right"), ("vs best bound", "right"),
+                   ("vs best found", "right"), ("time", "right")):
         t.add_column(col, justify=j)
-    for r in summarize(rows):
+    for r in summ:
         g = r["gap_to_best_bound"]
+        u = r.get("objective_unit") or ""
+        mark = "†" * (spaces.index(r["space"]) + 1) if r.get("space") in spaces else ""
+        bo, obj = r.get("best_objective"), r["objective"]
+        found = "" if obj is None or not bo else f"{100 * (obj - bo) / abs(bo):+.2f} %"
         t.add_row(r["decision"], r["instance"] + (f" {r['instance_options']}"
                                                   if r["instance_options"] != "{}" else ""),
                   r["method"], str(r["seed"]), r["status"],
-                  "" if r["objective"] is None else
-                  f"{r['objective']:.6g} {r.get('objective_unit') or ''}".strip(),
-                  "" if g is None else f"{100 * g:+.2f} %",
+                  "" if obj is None else f"{obj:.6g} {u}".strip(),
+                  "" if r["bound"] is None else f"{r['bound']:.6g}{mark} {u}".strip(),
+                  "" if g is None else f"{100 * g:+.2f} %", found,
                   "" if r["wall_s"] is None else f"{r['wall_s']:.3g} s")
     con = _out()
     con.print(t)

@@ -230,3 +230,61 @@ def _csv(t: PaperTable) -> str:
     w.writerow(t.headers)
     w.writerows(t.rows)
     return buf.getvalue()
+
+
+def bench_table(rows: Sequence[dict[str, Any]], title: str = "", digits: int = 4
+                ) -> PaperTable:
+    """The runs of ``chipsched bench`` (rows of :func:`chipsched.bench.summarize`), one
+    row per (instance, chip, options, method): best, mean ± sd and worst over its seeds,
+    the method's best bound (†: of its restricted space), the distance to the
+    instance's best proven bound and best solution, mean time. Each instance's values
+    share one unit, given in the ``unit`` column."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        key = (r["decision"], r["instance"], r.get("chip") or "",
+               r.get("instance_options") or "{}", r["method"])
+        groups.setdefault(key, []).append(r)
+    per_instance: dict[tuple, list[dict[str, Any]]] = {}
+    for key, g in groups.items():
+        per_instance.setdefault(key[:4], []).extend(g)
+    spaces = sorted({r["space"] for r in rows if r.get("space") and r.get("bound") is not None})
+    headers = ("decision", "instance", "chip", "method", "status", "unit", "objective",
+               "mean ± sd", "worst", "runs", "bound", "vs best bound [%]",
+               "vs best found [%]", "time [s]")
+    out = []
+    for key, g in groups.items():
+        inst_rows = per_instance[key[:4]]
+        unit = next((r.get("objective_unit") for r in inst_rows if r.get("objective_unit")),
+                    "")
+        f, ulabel = unit_scale([r.get("objective") for r in inst_rows] +
+                               [r.get("bound") for r in inst_rows], unit)
+        objs = [r["objective"] for r in g if r.get("objective") is not None]
+        bounds = [r["bound"] for r in g if r.get("bound") is not None]
+        bb, bf = g[0].get("best_bound"), g[0].get("best_objective")
+        best = min(objs) if objs else None
+        space = next((r.get("space") for r in g if r.get("space")), "")
+        mark = "†" * (spaces.index(space) + 1) if space in spaces and bounds else ""
+
+        def rel(x: float | None, ref: float | None) -> str:
+            if x is None or ref is None or ref == 0:
+                return ""
+            pct = 100 * (x - ref) / abs(ref)
+            return f"{0.0 if abs(pct) < 5e-3 else pct:+.2f}"
+
+        inst = key[1] + ("" if key[3] in ("{}", "") else f" {key[3]}")
+        out.append((key[0], inst, key[2], key[4], "/".join(sorted({r["status"] for r in g})),
+                    ulabel, "" if best is None else sig(best / f, digits),
+                    f"{sig(statistics.fmean(objs) / f, digits)} ± "
+                    f"{sig(statistics.stdev(objs) / f, 2)}" if len(objs) > 1 else "",
+                    sig(max(objs) / f, digits) if len(objs) > 1 else "",
+                    f"{len(objs)}/{len(g)}",
+                    (sig(max(bounds) / f, digits) + mark) if bounds else "",
+                    rel(best, bb), rel(best, bf),
+                    sig(statistics.fmean(r["wall_s"] for r in g if r.get("wall_s")
+                                         is not None), 3)
+                    if any(r.get("wall_s") is not None for r in g) else ""))
+    notes = [f"{'†' * (i + 1)} bound of the restricted space {s}: it bounds that space only "
+             "and is not used for 'vs best bound'" for i, s in enumerate(spaces)]
+    align = "".join("l" if h in ("decision", "instance", "chip", "method", "status", "unit")
+                    else "r" for h in headers)
+    return PaperTable(headers, tuple(out), title, tuple(notes), align)

@@ -131,3 +131,58 @@ def test_the_suite_example_in_the_docs_loads_and_expands():
     assert any("sa[beta=20]" in lb for lb in labels)
     # 3 instances × (bound, ls, lp: 1 run each + 3 sa variants × 3 seeds) + 2 × 5 methods
     assert len(jobs) == 3 * (3 + 3 * 3) + 2 * 5
+
+
+def _row(method, obj, bound=None, space="", seed=0, status="feasible", instance="i1"):
+    return {"decision": "tile_groups", "instance": instance, "chip": "edge-4x4",
+            "instance_options": "{}", "method": method, "seed": seed, "status": status,
+            "objective": obj, "bound": bound, "gap": None, "space": space,
+            "objective_unit": "s", "wall_s": 1.0, "size": 7.0, "size_unit": "layers",
+            "message": ""}
+
+
+def test_bench_reports_mark_restricted_bounds_and_skip_empty_plots(tmp_path):
+    from chipsched.bench import plot_bench, write_html
+    from chipsched.tables import bench_table, render
+
+    rows = [_row("cpsat", 4e-6, 4e-6, space="segmented", status="optimal"),
+            _row("sa", 3e-6, seed=0), _row("sa", 5e-6, seed=1)]
+    skipped: list[str] = []
+    plots = plot_bench(rows, tmp_path, skipped)
+    # the only bound is of a restricted space: no gap plot, and the report says why
+    assert [p.name for p in plots] == ["tile_groups_time_vs_size.png"]
+    assert any("gap plot omitted" in s for s in skipped)
+    page = write_html(rows, plots, tmp_path / "r.html", "chipsched bench my-suite",
+                      skipped).read_text()
+    assert "4e-06† s" in page and "restricted space segmented" in page
+    assert "<title>chipsched bench my-suite</title>" in page and "gap plot omitted" in page
+    t = bench_table(summarize(rows))
+    by = {r[3]: dict(zip(t.headers, r, strict=True)) for r in t.rows}
+    assert by["cpsat"]["bound"] == "4.000†" and by["cpsat"]["unit"] == "µs"
+    assert by["sa"]["mean ± sd"] == "4.000 ± 1.4" and by["sa"]["runs"] == "2/2"
+    assert by["sa"]["vs best found [%]"] == "+0.00" and by["cpsat"]["vs best found [%]"] \
+        == "+33.33"
+    assert by["sa"]["vs best bound [%]"] == ""  # a restricted bound is not the decision's
+    md = render(t, "markdown")
+    assert "restricted space segmented" in md
+
+
+def test_bench_title_is_the_suite_files_own_name(tmp_path):
+    import yaml
+
+    reg = _toy()
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump({"name": "outer-name", "runs": [
+        {**SUITE, "name": "first-run", "instances": ["4,2,8"], "methods": ["exact"],
+         "seeds": 1}]}))
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        _, files = bench(str(f), tmp_path / "o", registry_=reg)
+    finally:
+        os.umask(old)
+    assert "<title>chipsched bench outer-name</title>" in files["html"].read_text()
+    for k in ("html", "csv"):
+        assert stat.S_IMODE(os.stat(files[k]).st_mode) == 0o644
