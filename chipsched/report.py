@@ -29,7 +29,12 @@ def result_table(results: Sequence[Result], title: str = "") -> Table:
     bb, bf = best_bound(results), best_found(results)
     spaces = sorted({r.space for r in results if r.space and r.bound is not None})
     units = sorted({r.objective_unit for r in results if r.objective_unit})
-    unit = f" ({units[0]})" if len(units) == 1 else ""
+    # one readable scale per table: µs, mJ, or ×10ⁿ for compound units (J²·s)
+    from chipsched.tables import unit_scale
+
+    scale, label = (unit_scale([r.objective for r in results] + [r.bound for r in results],
+                               units[0]) if len(units) == 1 else (1.0, ""))
+    unit = f" ({label})" if label else ""
     notes = [f"{'†' * (i + 1)} bound of the restricted space: {s}"
              for i, s in enumerate(spaces)]
     # a run without a solution says why (not applicable, too large, infeasible …)
@@ -46,8 +51,8 @@ def result_table(results: Sequence[Result], title: str = "") -> Table:
     for r in results:
         mark = "†" * (spaces.index(r.space) + 1) if r.space in spaces else ""
         t.add_row(escape(r.method), r.status.value,
-                  "" if r.objective is None else f"{r.objective:.6g}",
-                  "" if r.bound is None else f"{r.bound:.6g}{mark}",
+                  "" if r.objective is None else f"{r.objective / scale:.6g}",
+                  "" if r.bound is None else f"{r.bound / scale:.6g}{mark}",
                   "" if r.gap is None else f"{100 * r.gap:.2f} %", _rel(r.objective, bb),
                   _rel(r.objective, bf), "" if r.seed is None else str(r.seed),
                   "" if r.status.value == "skipped" else f"{r.wall_s:.3g} s")

@@ -240,14 +240,14 @@ def render(inst: Instance, result: Any, plot: str | os.PathLike[str] | None = No
                     f"per sub-chiplet, · unused; {sum(sol.counts)}/{inst.chiplets} used, "
                     f"die-to-die {met['d2d_byte_hops'] / 1e6:.4g} MB·hops):")
         pic = Text(grid_picture(h.rows, h.cols, sol.placement), no_wrap=True)
-        if plot is None:
-            return Group(t, summary, head, pic,
-                         Text("draw the placement with --plot FILE.png", style="dim"))
+        if plot is None:  # (the grid stays the last lines: scripts read it)
+            return Group(t, summary, Text("draw the placement with --plot FILE.png",
+                                          style="dim"), head, pic)
         from chipsched.plots.region_split import plot_placement
 
         plot_placement(h.rows, h.cols, sol.placement, plot,
                        title=f"{inst.name}: {result.method}")
-        return Group(t, summary, head, pic, Text(f"placement drawn in {plot}"))
+        return Group(t, summary, Text(f"placement drawn in {plot}"), head, pic)
     loads = ", ".join(f"{inst.proc_name(p)} {inst.loads[p]:.2f}" for p in range(inst.n_procs))
     if plot is not None:
         raise InputError("--plot", "a SoC split has no grid to draw",
