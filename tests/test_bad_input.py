@@ -256,3 +256,21 @@ def test_plot_with_an_unknown_suffix_is_refused_before_solving(tmp_path):
     one_line_error(run("solve", "tile_groups", "-i", "tiny", "-m", "ls", "--plot",
                        str(tmp_path / "p.docx")), "--plot", ".png")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_core_assignment_on_a_large_cnn_is_refused_before_building_the_graph():
+    import time
+
+    t0 = time.perf_counter()
+    res = run("solve", "core_assignment", "-i", "resnet50", "-m", "seed004")
+    one_line_error(res, "channels_per_vertex", "edges", "-O channels_per_vertex=")
+    assert time.perf_counter() - t0 < 30  # no neuron graph was built
+
+
+def test_neuron_edge_estimate_tracks_the_built_graph():
+    from chipsched.neurongraph.workload import estimate_edges, from_workload
+
+    for name, g in (("lenet5", 1), ("resnet20-cifar", 4)):
+        w = get_network(name)
+        built = from_workload(w, g).m
+        assert built <= estimate_edges(w, g) <= 1.3 * built
