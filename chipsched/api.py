@@ -156,6 +156,25 @@ def _warm_solution(dec: Decision, instance: Any, warm: Any, opts: SolveOptions,
     return warm, "given solution"
 
 
+def _best_heuristic(dec: Decision, instance: Any, opts: SolveOptions, reg: Registry,
+                    method: str) -> Result | None:
+    """The best result among the decision's ``warm_start_from`` heuristics (those that
+    apply), to warm-start exact method ``method``."""
+    best: Result | None = None
+    for h in dec.warm_start_from:
+        if h not in dec.methods:
+            continue
+        try:
+            r = solve(dec.name, instance, h, options=opts.replace(warm_start=None,
+                                                                  progress=None),
+                      registry_=reg, _chain=(method, h))
+        except NotApplicable:
+            continue
+        if r.objective is not None and (best is None or r.objective < best.objective):
+            best = r
+    return best
+
+
 #: a run whose wall time exceeds its time limit by more than 10 % says so in its message
 OVERRUN_TOLERANCE = 1.10
 
@@ -197,6 +216,11 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
         raise NotApplicable(f"method {decision}/{method}",
                             f"does not apply to {problem.instance_name(instance)}: {reason}",
                             reason=reason)
+    if opts.warm_start is None and opts.auto_warm_start and m.exact and m.warm_start \
+            and dec.warm_start_from and not _chain:
+        warm_from = _best_heuristic(dec, instance, opts, reg, method)
+        if warm_from is not None:
+            opts = opts.replace(warm_start=warm_from)
     warm, warm_from = _warm_solution(dec, instance, opts.warm_start, opts, reg,
                                      (*_chain, method))
     opts = opts.replace(warm_start=warm)

@@ -49,7 +49,7 @@ COLUMNS = ("bench_id", "suite", "decision", "instance", "chip", "instance_option
            "size", "size_unit", "method", "kind", "space", "seed", "status", "objective",
            "bound", "gap", "objective_name", "objective_unit", "wall_s", "message", "started")
 
-_SOLVE_OPTIONS = ("time_limit", "threads", "mip_gap", "milp_solver")
+_SOLVE_OPTIONS = ("time_limit", "threads", "mip_gap", "milp_solver", "auto_warm_start")
 
 
 @dataclass(frozen=True)

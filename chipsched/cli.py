@@ -416,6 +416,10 @@ SeedOpt = Annotated[int, typer.Option("--seed", help="seed of every random choic
 ThreadsOpt = Annotated[int | None, typer.Option("--threads", help="solver threads")]
 MilpOpt = Annotated[str, typer.Option("--milp-solver", help="highs, cbc, or any Pyomo solver")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="one JSON object on stdout")]
+AutoWarmOpt = Annotated[bool, typer.Option(
+    "--auto-warm-start/--no-auto-warm-start",
+    help="exact methods given no --warm-start start from the best quick heuristic's "
+         "solution where the decision names some (op_placement: HEFT, CPOP, seed 003)")]
 LogOpt = Annotated[bool, typer.Option("--log", help="stream the exact solver's own log "
                                       "(CP-SAT search, HiGHS/CBC) to stderr")]
 ParamOpt = Annotated[list[str] | None, typer.Option(
@@ -500,6 +504,7 @@ def solve_cmd(
     warm_start: WarmOpt = None,
     json_: JsonOpt = False,
     log: LogOpt = False,
+    auto_warm: AutoWarmOpt = True,
     plot: Annotated[Path | None, typer.Option("--plot", help="draw the solution to this "
                                               ".png/.svg/.pdf (S-T graph, Gantt chart, "
                                               "placement, core-load heat map)")] = None,
@@ -529,7 +534,7 @@ def solve_cmd(
     bar, report = _progress_callback(not json_ and not log)
     opts = SolveOptions(time_limit=time_limit, seed=seed, threads=threads,
                         milp_solver=milp_solver, progress=report, warm_start=warm_start,
-                        verbose=log)
+                        verbose=log, auto_warm_start=auto_warm)
     if bar is not None:
         with bar:
             res = solve(decision, inst, method, options=opts, **params)
@@ -576,6 +581,7 @@ def compare_cmd(
         "one, or a result file written with --out")] = None,
     json_: JsonOpt = False,
     log: LogOpt = False,
+    auto_warm: AutoWarmOpt = True,
     csv: Annotated[Path | None, typer.Option("--csv", help="also write every run as a CSV "
                                              "row (units, chip, batch)")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table (terminal), markdown, latex "
@@ -615,7 +621,7 @@ def compare_cmd(
 
         check_output_file(csv, "--csv")
     opts = SolveOptions(time_limit=time_limit, threads=threads, milp_solver=milp_solver,
-                        warm_start=warm_start, verbose=log)
+                        warm_start=warm_start, verbose=log, auto_warm_start=auto_warm)
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors, option))
     bar, report = _progress_callback(not json_ and fmt == "table" and not log)

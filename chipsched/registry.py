@@ -44,6 +44,9 @@ class Decision:
     render: Callable[..., Any] | None = None
     #: steps the face chains onto methods of this decision (``chipsched.chains``)
     chains: tuple[Any, ...] = field(default=())
+    #: heuristics whose best solution warm-starts this decision's exact methods when no
+    #: warm start is given (``SolveOptions.auto_warm_start``)
+    warm_start_from: tuple[str, ...] = field(default=())
 
     @property
     def name(self) -> str:
@@ -108,7 +111,8 @@ def load_decision(name: str) -> Decision:
         found += [m for m in methods_of(importlib.import_module(f"chipsched.{layer}.{name}"))
                   if m.decision == name]
     return Decision(problem, collect(found), inst.load_instance,
-                    getattr(inst, "render", None), chains_for(name))
+                    getattr(inst, "render", None), chains_for(name),
+                    tuple(getattr(inst, "WARM_START_FROM", ())))
 
 
 @functools.cache

@@ -36,16 +36,28 @@ Binary ``x[i,r]`` per (op, core r), continuous starts ``s[i]``; ``Σ_r x[i,r] = 
 duration ``d[i] = Σ_r t[i,p(r)] x[i,r]``; precedence ``s[j] ≥ s[i] + d[i] +
 c[e,p,q](X[i,p] + X[j,q] − 1)`` for p ≠ q (no big-M needed: the term is ≤ 0 unless both
 hold); for every pair i, j that no path orders and every core r both can use, one
-order binary ``y[i,j]`` and ``s[j] ≥ s[i] + t[i,p(r)] − M(1 − y) − M(2 − x[i,r] −
-x[j,r])`` and the mirror; ends ≤ M (a serial schedule's length, valid for every
-assignment). Symmetry: cores of a processor and identical processors are used in
-order of first use. Times are scaled to ~10³ units to keep the solver's absolute
-tolerances harmless; with integral data (task graphs) the makespan is an integer
-variable, since every semi-active schedule then has integer times. (HiGHS 1.14.0's MIP
-presolve returned wrong "optimal" answers on this model — our differential test found
-a one-op instance; ERGO-Code/HiGHS#2961 — so the project pins highspy 1.13.x and
-``solve_pyomo`` switches presolve off on 1.14.)
+order binary ``y[i,j]`` and ``s[j] ≥ s[i] + t[i,p(r)] − M_ij,r·(3 − y − x[i,r] −
+x[j,r])`` and the mirror. Symmetry: cores of a processor and identical processors are
+used in order of first use. Times are scaled to ~10³ units to keep the solver's
+absolute tolerances harmless; with integral data (task graphs) the makespan is an
+integer variable, since every semi-active schedule then has integer times. (HiGHS
+1.14.0's MIP presolve returned wrong "optimal" answers on this model — our
+differential test found a one-op instance; ERGO-Code/HiGHS#2961 — so the project pins
+highspy 1.13.x and ``solve_pyomo`` switches presolve off on 1.14.)
 
+**The horizon U and the big-Ms** (``big_m="incumbent"``, default). U caps the
+makespan: for the makespan objective it is the makespan of the best schedule at hand —
+the warm start (e.g. HEFT's or seed 003's, handed over by the face), the best single
+processor's, and the list schedule of every op on its fastest processor — since an
+optimum is no longer; for ``weighted:WT,WE`` it is ``(WT·C + WE·E − WE·E_min) / WT``
+of that schedule (E_min = Σ_i min_p energy: no optimum's makespan exceeds it); for
+``energy`` (makespan unpriced) and never above it, the serial bound (Σ_i slowest time
++ largest transfer in). Every start then lies in ``[head_i, U − tail_i − t_min(i)]``
+(head / tail: the longest path before / after i at the fastest times), and the
+per-pair constant is the largest value ``s_i + t[i,p] − s_j`` can take there:
+``M_ij,r = U − tail_i − t_min(i) + t[i,p] − head_j``. The best schedule at hand is the
+solver's starting incumbent. ``big_m="serial"`` is the model before issue 15: M = U =
+the serial bound for every pair, no start windows.
 Brute force
 -----------
 Enumerates every (linear extension of the DAG, core per op) pair as an "append"
@@ -74,6 +86,7 @@ from chipsched.problems.op_placement import (
     lower_bound,
     makespan_energy,
     order_by_start,
+    priority_order,
 )
 from chipsched.result import Status
 from chipsched.solvers.bruteforce import MAX_CANDIDATES, enumerate_best
@@ -374,11 +387,26 @@ def comparable_pairs(instance: Instance) -> np.ndarray:
     return reach | reach.T
 
 
-def build_milp(instance: Instance, unit: float, integral: bool = False) -> Any:
+def start_windows(instance: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(head, tail, t_min): the longest path of fastest times before each op's start and
+    after its end (transfers can only add to both), and each op's fastest time."""
+    fastest = np.where(instance.runnable, instance.time, np.inf).min(axis=1)
+    tail = bottom_levels(instance, fastest) - fastest
+    head = np.zeros(instance.n_ops)
+    for j in range(instance.n_ops):
+        for i, _ in instance.preds[j]:
+            head[j] = max(head[j], head[i] + fastest[i])
+    return head, tail, fastest
+
+
+def build_milp(instance: Instance, unit: float, integral: bool = False,
+               horizon: float | None = None) -> Any:
     """The disjunctive MILP (module docstring) with times in ``unit``. ``integral``: all
     times and transfers are integers in that unit, so an optimal makespan is one too
     (every semi-active schedule has integer times): the makespan is an integer variable
-    and its lower bound is rounded up."""
+    and its lower bound is rounded up. ``horizon``: U (real time units), which caps the
+    makespan and sets every pair's big-M from start windows; None: the serial bound as
+    the one big-M (the model before issue 15)."""
     import pyomo.environ as pyo
 
     n = instance.n_ops
@@ -386,10 +414,21 @@ def build_milp(instance: Instance, unit: float, integral: bool = False) -> Any:
     t = np.where(instance.runnable, instance.time, 0.0) / unit
     T = instance.transfer / unit
     UB = serial_upper_bound(instance) / unit
+    windows = horizon is not None
+    if windows:
+        UB = min(UB, horizon / unit)
+        if integral:  # an integral optimum ≤ U is ≤ ⌊U⌋
+            UB = math.floor(UB + 1e-6)
+        head, tail, tmin = (a / unit for a in start_windows(instance))
+    else:
+        head, tail, tmin = np.zeros(n), np.zeros(n), np.zeros(n)
     M = pyo.ConcreteModel()
     xr = [(i, r) for i in range(n) for r, (p, _) in enumerate(R) if instance.runnable[i, p]]
     M.x = pyo.Var(xr, domain=pyo.Binary)
-    M.s = pyo.Var(range(n), bounds=(0, UB))
+    # start windows [head_i, U − tail_i − t_min(i)]: implied by the precedence chains and
+    # the makespan ≤ U, stated as bounds so that the relaxation sees them
+    M.s = pyo.Var(range(n), bounds=lambda M, i: (float(head[i]), max(
+        float(head[i]), UB - float(tail[i]) - float(tmin[i])) if windows else UB))
     M.cmax = pyo.Var(bounds=(0, UB), domain=pyo.NonNegativeIntegers if integral
                      else pyo.NonNegativeReals)
     by_op: dict[int, list[int]] = {i: [] for i in range(n)}
@@ -419,12 +458,19 @@ def build_milp(instance: Instance, unit: float, integral: bool = False) -> Any:
              and set(by_op[i]) & set(by_op[j])]
     M.y = pyo.Var(pairs, domain=pyo.Binary)
     M.disj = pyo.ConstraintList()
+    big_ms = []
     for i, j in pairs:
         for r in set(by_op[i]) & set(by_op[j]):
             p = R[r][0]
             both = 2 - M.x[i, r] - M.x[j, r]
-            M.disj.add(M.s[j] >= M.s[i] + float(t[i, p]) - UB * (1 - M.y[i, j]) - UB * both)
-            M.disj.add(M.s[i] >= M.s[j] + float(t[j, p]) - UB * M.y[i, j] - UB * both)
+            if windows:  # the most s_i + t[i,p] − s_j (and the mirror) can be in the windows
+                m_ij = max(0.0, UB - tail[i] - tmin[i] + t[i, p] - head[j])
+                m_ji = max(0.0, UB - tail[j] - tmin[j] + t[j, p] - head[i])
+            else:
+                m_ij = m_ji = UB
+            big_ms += [m_ij, m_ji]
+            M.disj.add(M.s[j] >= M.s[i] + float(t[i, p]) - m_ij * (1 - M.y[i, j] + both))
+            M.disj.add(M.s[i] >= M.s[j] + float(t[j, p]) - m_ji * (M.y[i, j] + both))
     M.sym = pyo.ConstraintList()
     for p in range(P):  # cores of a processor in order of first use
         for c in range(1, instance.cores[p]):
@@ -458,6 +504,8 @@ def build_milp(instance: Instance, unit: float, integral: bool = False) -> Any:
                                               else lb * (1 - 1e-9)))
     M._pairs = pairs
     M._by_op = by_op
+    M._horizon = UB * unit
+    M._big_m_mean = float(np.mean(big_ms)) * unit if big_ms else 0.0
     return M
 
 
@@ -501,6 +549,42 @@ class MilpParams:
     max_order_constraints: int = param(300_000, "largest number of disjunctive order "
                                        "constraints built (Pyomo spends minutes and "
                                        "gigabytes on more)", ge=1)
+    big_m: str = param("incumbent", "incumbent: the makespan capped by the best schedule "
+                       "at hand, a big-M per pair from start windows; serial: one big-M, "
+                       "the serial bound (the model before issue 15)",
+                       choices=("incumbent", "serial"))
+
+
+def incumbent(instance: Instance, warm: Solution | None) -> tuple[str, Solution, float]:
+    """(where from, schedule, objective) of the best schedule at hand: the warm start,
+    every single-processor schedule, and every op on its fastest processor
+    (list-scheduled by bottom level)."""
+    fastest = np.argmin(np.where(instance.runnable, instance.time, np.inf), axis=1)
+    t = instance.time[np.arange(instance.n_ops), fastest]
+    cands = [("fastest processor", list_schedule(
+        instance, fastest, priority_order(instance, bottom_levels(instance, t))))]
+    cands += [(f"single {instance.processors[p]}", s)
+              for p, s in instance.single_processor_schedules.items()]
+    if warm is not None:
+        cands.insert(0, ("warm start", warm))
+    scored = [(instance.objective(*makespan_energy(instance, s)), k, name, s)
+              for k, (name, s) in enumerate(cands)]
+    value, _, name, sol = min(scored, key=lambda x: x[:2])
+    return name, sol, value
+
+
+def makespan_cap(instance: Instance, value: float) -> float:
+    """The largest makespan an optimum can have when a schedule of objective ``value`` is
+    known: ``(value − WE·E_min) / WT`` (module docstring), the serial bound when the
+    makespan is unpriced or the cap would be looser."""
+    obj = instance.objective
+    wt, we = obj.coefficient("makespan"), obj.coefficient("energy_j")
+    serial = serial_upper_bound(instance)
+    if wt <= 0:
+        return serial
+    e_min = float(np.where(instance.runnable, instance.energy, np.inf).min(axis=1).sum())
+    # a hair above, so the solver's tolerances never cut the incumbent itself off
+    return min(serial, (value - we * e_min) / wt * (1 + 1e-9))
 
 
 def order_constraints(instance: Instance) -> int:
@@ -533,13 +617,25 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
     scale = serial_upper_bound(instance)
     integral = _integral(times) and scale <= 1e5
     unit = 1.0 if integral else _resolution(scale, False, 1e3)
-    M = build_milp(instance, unit, integral)
-    if warm is not None:
-        _set_milp_start(M, instance, warm, unit)
-    out = solve_pyomo(M, options, warm_start=warm is not None)
-    stats = {**out.stats, "unit": unit, "order_pairs": len(M._pairs)}
+    inc, source = warm, "warm start" if warm is not None else None
+    horizon = None
+    if params.big_m == "incumbent":
+        source, inc, inc_value = incumbent(instance, warm)
+        horizon = makespan_cap(instance, inc_value)
+    M = build_milp(instance, unit, integral, horizon)
+    if inc is not None:
+        _set_milp_start(M, instance, inc, unit)
+    out = solve_pyomo(M, options, warm_start=inc is not None)
+    stats = {**out.stats, "unit": unit, "order_pairs": len(M._pairs), "big_m": params.big_m,
+             "horizon": M._horizon, "mean_big_m": M._big_m_mean, "incumbent": source}
     bound = None if out.bound is None else out.bound * M._obj_unit
     if not out.has_solution:
+        if params.big_m == "incumbent" and out.status is not Status.INFEASIBLE:
+            # the solver stopped before it had a schedule of its own: the schedule it
+            # started from is the MILP's answer, with the solver's bound
+            return MethodOutput(out.status, inc, objective=inc_value, bound=bound,
+                                stats=stats, message=f"no schedule better than the "
+                                f"{source}'s found within the limits")
         return MethodOutput(out.status, None, bound=bound, stats=stats,
                             message="no schedule found within the limits")
     R = instance.resources
@@ -550,6 +646,10 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
     start = np.array([pyo.value(M.s[i]) for i in range(instance.n_ops)]) * unit
     sol = list_schedule(instance, proc, order_by_start(instance, start))
     value = instance.objective(*makespan_energy(instance, sol))
+    if params.big_m == "incumbent" and inc_value < value:
+        # HiGHS may reject its start (tolerances) and stop on a worse schedule
+        sol, value = inc, inc_value
+        stats["returned"] = source
     if bound is not None and bound > value:
         # HiGHS's bound can exceed the true optimum by its tolerances (1e-6 relative on
         # the gap); report the decoded value then rather than an invalid bound

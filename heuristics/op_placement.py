@@ -1,57 +1,70 @@
-"""Op-placement heuristics: seed 003's cost/profit assignment, its by-class variants,
-HEFT, and the best single processor.
+"""Op-placement heuristics: seed 003's cost/profit assignment (two modes), its by-class
+variants, HEFT, and the best single processor.
 
-Seed 003 (``docs/sources.md``; the patent's [0024]–[0034], [0050],
-[0054]–[0056])
---------------------------------------------------------------------------------
-Ops are taken in program (topological) order i = 0, 1, …; the candidate cores j are
-every core of every processor in the chip's order (NPU → GPU → CPU for the SoC
-presets). For op i on core j (processor p):
+Seed 003 (``docs/sources.md``; the patent's [0024]–[0034], [0047], [0050],
+[0052]–[0056]) — the document defines its terms in words only; both modes below are
+our concrete readings. ``docs/op_placement.md`` has the same text with measurements.
 
+Both modes walk the ops one at a time; for op i and every candidate core j (processor
+p) they compute a cost ``C(i, j) = T(i, j) + A(i, j)`` (eq. 1) and a profit ``P(i, j) =
+S(i, j) + O(i, j)`` (eq. 2), test ``P ≥ th1`` and ``C ≤ th2 · C_min(i)`` ([0033],
+[0054]; C_min = the least C over all cores, so th2 is relative and one number works at
+any time scale), try fusion with the previous op ([0054], [0055]), and fall back to
+the least cost and/or largest profit when no core passes ([0056]). The schedule (the
+document gives none): an op goes to the first idle gap of its core that is long enough
+and starts after its inputs have arrived (``insertion=True``), or after the core's
+last op (``insertion=False``).
+
+``mode="literal"`` — the reading of issue 6, kept for papers that cite it
+--------------------------------------------------------------------------
 =========  ======================================================================================
-term       our concrete definition (the document defines the terms only in words)
-=========  ======================================================================================
-T(i, j)    **data-transfer cost**: Σ over i's producers k (already placed) of the transfer time
-           of edge k→i from k's processor to p, plus seed 003's control-flow round trip when i
-           is a control-flow op and p has no native control flow ([0028]: "a large cost").
-A(i, j)    **accumulated cost** of j running work continuously ([0024]): how long i would
-           wait for the work j has accumulated — the earliest idle slot on j long enough for
-           i, from ``ready_i`` (latest end of i's producers) on, minus ``ready_i`` — plus
-           i's own execution time on p (its time without the round trip).
-S(i, j)    **speed gain** ([0031]): ``(t_h − t_j) / max(t_h, t_j)`` ∈ [−1, 1], where t_h is
-           i's time on the host h (the first processor with native control flow — the CPU
-           the compiler runs on — or the last processor) and t_j on p. The host itself has
-           S = 0; the CPU's advantage on scalar ops shows as S < 0 on the accelerators.
-O(i, j)    **complexity gain** ([0031]: multiply vs add, float vs int): the same relative
-           gain computed on the op's **energy** ``(e_h − e_j) / max(e_h, e_j)``; the energy
-           per op of a class on a processor is how the cost model prices an operation's
-           complexity there (pJ per MAC vs per scalar op). 0 when the instance has no energies.
-C, P       ``C = T + A`` (seconds), ``P = S + O`` (∈ [−2, 2]).
-th1, th2   op i passes core j when ``P ≥ th1`` and ``C ≤ th2 · C_min(i)``, C_min(i) = the
-           least C over all cores: th2 is relative, so that one number works for any time
-           scale. Defaults [ours; the document gives none]: th1 = 0 (no worse than the host
-           on speed and complexity together), th2 = 1.5 (within 50 % of the cheapest core).
+order      the instance's program order (``L.param`` right before ``L``)
+T(i, j)    Σ over i's producers k of the transfer time k → i from k's processor to p, plus the
+           control-flow round trip when i is a control-flow op and p has none ([0028])
+A(i, j)    the wait from ``ready_i`` (the latest end of i's producers, before any transfer)
+           to the start of j's first idle slot long enough for i, plus i's time without the
+           round trip ([0024])
+S, O       relative gains ``(x_h − x_j) / max(x_h, x_j)`` of time (S) and energy (O) against
+           the host h (the first processor with native control flow), whatever the objective
+thresholds th1 = 0, th2 = 1.5; the **first** core in chip order that passes takes i
+fusion     tried **before** the core scan: if i−1 passed and i−1 → i is an edge, i goes to
+           i−1's core when the pair's summed C ≤ th2 · (C_min(i−1) + C_min(i)) and the
+           pair's P ≥ th1; if no core passes and i−1 failed, fusion is tried again
+fallback   least cost (ties: larger profit), or ``fallback="profit"`` / ``"cost-profit"``
 =========  ======================================================================================
 
-Assignment ([0054]–[0056]):
-
-1. **fusion**: if op i−1 passed (it is recorded in the "library", our per-run record)
-   and i−1 → i is an edge, i is evaluated fused with i−1 on i−1's core: the pair's
-   C is the sum of both ops' C there, its P is S + O of the summed times and energies;
-   the pair passes when ``P ≥ th1`` and ``C ≤ th2 · (C_min(i−1) + C_min(i))``; then i
-   goes to i−1's core;
-2. otherwise the cores are tried in order, the first that passes takes i (recorded as
-   a success);
-3. if none passes and step 1 did not apply (i−1 failed), i is fused with i−1 when that
-   pair passes (the document's "or fuse with op[i−1]");
-4. otherwise the fallback: the core of least cost (``fallback="cost"``, ties: larger
-   profit), of largest profit (``"profit"``), or of least ``C / (1 + P/2)``
-   (``"cost-profit"``); recorded as a failure.
-
-The schedule (the document gives none): every op goes to the first idle gap of its
-core that is long enough and starts after its inputs have arrived (``insertion=True``,
-the default), or after the core's last op (``insertion=False``). "Fusion" is a
-placement decision: the cost model still charges each op its own launch overhead.
+``mode="refined"`` (default) — the same algorithm without our own handicaps
+---------------------------------------------------------------------------
+=========  ======================================================================================
+order      ``order="compiler"``: the order a compiler emits the ops in — every scalar op
+           (shape inference, loop control, kernel parameters) as soon as its inputs are known
+           ([0028]: parameters are computed on the host *before* the launch and passed as
+           kernel arguments; [0047]: the optimizer pipelines host and device work), tensor ops
+           in program order. The previous op of a tensor op is then its data producer rather
+           than its own ``L.param``. ``order="program"`` keeps the instance's order.
+T(i, j)    data movement of running i on p: the delay of the **latest** input arrival
+           (``arrival_i(p) − ready_i``), the control-flow round trip ([0028]), and — with
+           ``lookahead`` — the delay p's output transfers add to the rest of the graph's
+           critical path: ``OCT(i, p) − min_q OCT(i, q)`` with the optimistic cost table
+           ``OCT(i, p) = max_{i→s} min_q (transfer(p→q) + t(s, q) + OCT(s, q))`` (PEFT's,
+           Arabnejad & Barbosa, IEEE TPDS 25(3) 2014, with the edge's own transfer time)
+A(i, j)    the wait for j's accumulated work **from the input arrival** on p, plus i's time
+           without the round trip ([0024]); so T + A = finish time − ready_i + output delay
+C          weighted by the instance's objective ``WT·makespan + WE·energy``: ``C = WT·(T + A)
+           + WE·energy(i, p)`` (makespan: the time cost; energy: the op's energy)
+S, O       relative gains against the **mean** over the processors that can run i (the host
+           is no longer a zero point, so th1 = 0 means "at least as good as the average
+           processor"), weighted by the objective: ``P = α·S + (1 − α)·O``, ``α = WT·t̄ /
+           (WT·t̄ + WE·ē)`` (makespan: P = S; energy: P = O)
+thresholds th1 = 0, th2 = 1.0; the passing core of **least cost** takes i (ties: larger
+           profit, then chip order)
+fusion     part of the scan, never a bypass: if i−1 passed and i−1 → i is an edge, i−1's core
+           is judged with the fused pair's profit (S and O of the summed times and energies)
+           and i's own cost there — which already has no intermediate transfer, the one
+           thing fusion saves in the shared cost model (it charges every op its own launch,
+           so a saved launch would be a saving no evaluator scores)
+fallback   as in literal mode
+=========  ======================================================================================
 
 The simple variants ([0050]): :func:`by_class` (scalar ops → the host CPU, tensor and
 vector ops → the accelerator) and :func:`by_complexity` (control-flow scalar ops → the
@@ -61,6 +74,7 @@ host, everything else → the accelerator).
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -287,29 +301,212 @@ def seed003_assign(instance: Instance, th1: float = 0.0, th2: float = 1.5,
     return instance.solution(state.proc, state.core, state.start), outcome
 
 
+# ---------------------------------------------------------------------------------------
+# Seed 003, refined mode (module docstring): the same loop, our handicaps removed
+
+
+#: th2 of each mode when none is given: literal keeps issue 6's 1.5; refined takes the
+#: least-cost core, whose measured makespans are the best of the sweep in
+#: docs/op_placement.md (th2 > 1 lets the profit test pull ops off it, and costs 1–6 %)
+TH2_DEFAULT = {"literal": 1.5, "refined": 1.0}
+
+
+def emission_order(instance: Instance, order: str = "compiler") -> list[int]:
+    """The order seed 003 walks the ops in. ``"program"``: the instance's (topological)
+    index order. ``"compiler"``: every scalar op as soon as its inputs are known — the
+    host computes shapes, loop bounds and kernel parameters ahead of the kernels that
+    need them ([0028], [0047]) — and the other ops in index order (a linear extension;
+    on a graph without scalar ops it is the index order)."""
+    if order == "program":
+        return list(range(instance.n_ops))
+    if order != "compiler":
+        raise InputError("order", f"unknown order {order!r}", "use compiler or program")
+    scalar = np.array([c == "scalar" for c in instance.op_class], dtype=float)
+    return priority_order(instance, scalar)
+
+
+def optimistic_cost_table(instance: Instance) -> np.ndarray:
+    """``OCT[i, p]``: the least time from i's end to the end of the graph when i runs on
+    p, every later op on its best processor, transfers paid, cores never busy (PEFT's
+    table, Arabnejad & Barbosa 2014, with each edge's own transfer times). Its spread
+    over p is what i's output transfers add to the critical path."""
+    n, P = instance.n_ops, instance.n_processors
+    t = np.where(instance.runnable, instance.time, math.inf)
+    oct_ = np.zeros((n, P))
+    for i in range(n - 1, -1, -1):
+        for j, e in instance.succs[i]:
+            # rows: i's processor p; columns: j's processor q
+            via = instance.transfer[e] + (t[j] + oct_[j])[None, :]
+            oct_[i] = np.maximum(oct_[i], via.min(axis=1))
+    return oct_
+
+
+def objective_weights(instance: Instance) -> tuple[float, float]:
+    """(WT, WE): the weights of makespan and energy in the instance's objective."""
+    obj = instance.objective
+    return obj.coefficient("makespan"), obj.coefficient("energy_j")
+
+
+@dataclass(frozen=True)
+class RefinedTables:
+    """What refined mode derives from the instance once: the objective's weights, each
+    op's mean time and energy over the processors that can run it (the profit's
+    reference) and the output-transfer delay ``OCT[i, p] − min_q OCT[i, q]``."""
+
+    weights: tuple[float, float]
+    mean_time: np.ndarray
+    mean_energy: np.ndarray
+    out_delay: np.ndarray
+
+    @classmethod
+    def of(cls, instance: Instance, lookahead: bool = True) -> RefinedTables:
+        ok = instance.runnable
+        k = ok.sum(axis=1)
+        tbar = np.where(ok, instance.time, 0.0).sum(axis=1) / k
+        ebar = np.where(ok, instance.energy, 0.0).sum(axis=1) / k
+        out = np.zeros((instance.n_ops, instance.n_processors))
+        if lookahead:
+            oct_ = optimistic_cost_table(instance)
+            best = np.where(ok, oct_, math.inf).min(axis=1, keepdims=True)
+            out = np.where(ok, oct_ - best, 0.0)
+        return cls(objective_weights(instance), tbar, ebar, out)
+
+    def profit(self, t_ref: float, e_ref: float, t: float, e: float) -> float:
+        """``P = α·S + (1 − α)·O``: S, O the relative time and energy gains against the
+        reference, α the makespan's share of the objective at the reference ([0031])."""
+        wt, we = self.weights
+        scale = wt * t_ref + we * e_ref
+        alpha = 1.0 if scale <= 0 else wt * t_ref / scale
+        s = _relative_gain(t_ref, t) if alpha > 0 else 0.0
+        o = _relative_gain(e_ref, e) if alpha < 1 else 0.0
+        return alpha * s + (1.0 - alpha) * o
+
+
+def arrival(state: Seed003State, i: int, p: int) -> float:
+    """When i's last input arrives on processor p (its producers' ends plus transfers)."""
+    inst = state.instance
+    a = 0.0
+    for k, e in inst.preds[i]:
+        a = max(a, float(state.end[k] + inst.transfer[e, state.proc[k], p]))
+    return a
+
+
+def refined_cost_profit(state: Seed003State, tables: RefinedTables, i: int, p: int, c: int
+                        ) -> tuple[float, float, float]:
+    """(C, P, T + A) of op i on core c of processor p in refined mode (module
+    docstring): C = WT·(T + A) + WE·energy, P = α·S + (1 − α)·O against the mean."""
+    inst = state.instance
+    if not inst.runnable[i, p]:
+        return math.inf, -math.inf, math.inf
+    ready = max((float(state.end[k]) for k, _ in inst.preds[i]), default=0.0)
+    arrive = arrival(state, i, p)
+    t = float(inst.time[i, p])
+    rt = float(inst.roundtrip[i, p])
+    T = arrive - ready + rt + float(tables.out_delay[i, p])
+    A = earliest_start(state.slots[(p, c)], arrive, t, state.insertion) - arrive + t - rt
+    wt, we = tables.weights
+    e = float(inst.energy[i, p])
+    C = wt * (T + A) + we * e
+    P = tables.profit(float(tables.mean_time[i]), float(tables.mean_energy[i]), t, e)
+    return C, P, T + A
+
+
+def seed003_refined(instance: Instance, th1: float = 0.0, th2: float = 1.0,
+                    fusion: bool = True, fallback: str = "cost", insertion: bool = True,
+                    order: str = "compiler", lookahead: bool = True
+                    ) -> tuple[Solution, dict[str, Any], tuple[float, float]]:
+    """Seed 003 in refined mode (module docstring): returns the schedule, the outcome
+    counts and the (makespan, energy) of its own tally."""
+    if not (math.isfinite(th1) and th2 >= 1.0):
+        raise InputError("th2", f"must be >= 1 (relative to the cheapest core), got {th2}")
+    tables = RefinedTables.of(instance, lookahead)
+    state = Seed003State.empty(instance, insertion)
+    outcome = {"pass": 0, "fused": 0, "fallback": 0}
+    energy = 0.0
+    prev = -1
+    for i in emission_order(instance, order):
+        values = {rc: refined_cost_profit(state, tables, i, *rc) for rc in instance.resources}
+        partner = None
+        if fusion and state.record.get(prev) in ("pass", "fused") and \
+                any(k == prev for k, _ in instance.preds[i]):
+            partner = (int(state.proc[prev]), int(state.core[prev]))
+            C, _, ta = values[partner]
+            if math.isfinite(C):
+                ops = (prev, i)
+                p = partner[0]
+                fused = tables.profit(
+                    float(sum(tables.mean_time[k] for k in ops)),
+                    float(sum(tables.mean_energy[k] for k in ops)),
+                    float(sum(instance.time[k, p] for k in ops)),
+                    float(sum(instance.energy[k, p] for k in ops)))
+                values[partner] = (C, fused, ta)
+        finite = {rc: v for rc, v in values.items() if math.isfinite(v[0])}
+        C_min = min(v[0] for v in finite.values())
+        ok = [rc for rc, (C, P, _) in finite.items() if passes(C, P, C_min, th1, th2)]
+        if ok:
+            # least cost, then larger profit, then less time, then chip order
+            rc = min(ok, key=lambda rc: (finite[rc][0], -finite[rc][1], finite[rc][2]))
+            how = "fused" if rc == partner else "pass"
+        else:
+            rc = fallback_core({k: v[:2] for k, v in finite.items()}, fallback)
+            how = "fallback"
+        place(state, i, rc[0], rc[1], how, finite[rc][0], C_min)
+        energy += float(instance.energy[i, rc[0]])
+        outcome[how] += 1
+        prev = i
+    makespan = float(state.end.max())
+    return instance.solution(state.proc, state.core, state.start), outcome, (makespan, energy)
+
+
 @dataclass(frozen=True)
 class Seed003Params:
-    th1: float = param(0.0, "profit threshold: a core passes when P = S + O ≥ th1",
+    mode: str = param("refined", "refined: least-cost passing core, profit against the "
+                      "mean, objective-weighted C and P, look-ahead T, compiler order; "
+                      "literal: issue 6's reading (first fit, profit against the host)",
+                      choices=("refined", "literal"))
+    th1: float = param(0.0, "profit threshold: a core passes when its profit P ≥ th1",
                        ge=-2, le=2)
-    th2: float = param(1.5, "cost threshold relative to the cheapest core: a core passes "
-                       "when C ≤ th2 · C_min", ge=1)
-    fusion: bool = param(True, "evaluate an op fused with its predecessor first ([0054])")
+    th2: float | None = param(None, "cost threshold relative to the cheapest core: a core "
+                              "passes when C ≤ th2 · C_min", ge=1,
+                              none="1.0 in refined mode, 1.5 in literal mode")
+    fusion: bool = param(True, "judge an op fused with its predecessor on the "
+                         "predecessor's core ([0054])")
     fallback: str = param("cost", "the core taken when none passes: least cost, largest "
                           "profit, or least C/(1 + P/2)",
                           choices=("cost", "profit", "cost-profit"))
     insertion: bool = param(True, "schedule into the first idle gap that fits (else after "
                             "the core's last op)")
+    order: str | None = param(None, "the order the ops are walked in: scalar ops as soon "
+                              "as their inputs are known (compiler), or the instance's "
+                              "(program)", choices=("compiler", "program"),
+                              none="compiler in refined mode, program in literal mode")
+    lookahead: bool | None = param(None, "T counts the delay an op's output transfers add "
+                                   "to the critical path (optimistic cost table)",
+                                   none="on in refined mode; literal mode has none")
 
 
 @method(DECISION, "seed003", "heuristic",
-        "seed 003: cost C=T+A / profit P=S+O thresholds, fusion with the previous op, "
-        "least-cost fallback", source="seed 003 (CN patent, NN compilation)",
-        params=Seed003Params)
+        "seed 003: cost C=T+A / profit P=S+O thresholds with fusion; refined (least-cost "
+        "passing core, objective-weighted) or literal", source="seed 003 (CN patent, NN "
+        "compilation)", params=Seed003Params)
 def seed003(instance: Instance, options: SolveOptions, params: Seed003Params
             ) -> MethodOutput:
-    sol, outcome = seed003_assign(instance, params.th1, params.th2, params.fusion,
-                                  params.fallback, params.insertion)
-    return _output(instance, sol, **outcome)
+    th2 = TH2_DEFAULT[params.mode] if params.th2 is None else params.th2
+    if params.mode == "literal":
+        if params.order not in (None, "program") or params.lookahead:
+            what = "order" if params.order not in (None, "program") else "lookahead"
+            raise InputError(f"parameter {what} of op_placement/seed003",
+                             "applies to mode=refined only",
+                             "literal mode walks the program order without look-ahead")
+        sol, outcome = seed003_assign(instance, params.th1, th2, params.fusion,
+                                      params.fallback, params.insertion)
+        return _output(instance, sol, mode="literal", **outcome)
+    sol, outcome, (span, energy) = seed003_refined(
+        instance, params.th1, th2, params.fusion, params.fallback, params.insertion,
+        params.order or "compiler", True if params.lookahead is None else params.lookahead)
+    # the objective of the heuristic's own tally (its end times and energies)
+    return MethodOutput(Status.FEASIBLE, sol, objective=instance.objective(span, energy),
+                        stats={"mode": "refined", **outcome})
 
 
 # ---------------------------------------------------------------------------------------
@@ -445,6 +642,88 @@ class HeftParams:
         source="Topcuoglu, Hariri, Wu, IEEE TPDS 13(3) 2002", params=HeftParams)
 def heft(instance: Instance, options: SolveOptions, params: HeftParams) -> MethodOutput:
     return _output(instance, heft_schedule(instance, params.insertion))
+
+
+# ---------------------------------------------------------------------------------------
+# CPOP (Topcuoglu, Hariri, Wu: IEEE TPDS 13(3), 2002, §4.3)
+
+
+def downward_rank(instance: Instance, wbar: np.ndarray, cbar: np.ndarray) -> np.ndarray:
+    """rank_d(i) = max over predecessors j of (rank_d(j) + w̄_j + c̄_ji); 0 for entry ops
+    (TPDS 2002, eq. 6)."""
+    rd = np.zeros(instance.n_ops)
+    for i in range(instance.n_ops):
+        for j, e in instance.preds[i]:
+            rd[i] = max(rd[i], rd[j] + wbar[j] + cbar[e])
+    return rd
+
+
+def critical_path(instance: Instance, priority: np.ndarray) -> list[int]:
+    """The ops on the critical path: from the entry op of highest priority (rank_u +
+    rank_d), each step to the successor whose priority equals the path's length |CP|
+    (ties: the lower index) until an exit op. Several entry ops act as one pseudo-entry
+    of zero cost."""
+    entries = [i for i in range(instance.n_ops) if not instance.preds[i]]
+    first = max(entries, key=lambda i: (priority[i], -i))
+    cp_len = priority[first]
+    tol = 1e-9 * max(1.0, abs(cp_len))
+    path = [first]
+    while instance.succs[path[-1]]:
+        on = [j for j, _ in instance.succs[path[-1]] if abs(priority[j] - cp_len) <= tol]
+        if not on:  # float ties lost: follow the successor of highest priority
+            on = [max((j for j, _ in instance.succs[path[-1]]),
+                      key=lambda j: (priority[j], -j))]
+        path.append(min(on))
+    return path
+
+
+def cpop_schedule(instance: Instance, insertion: bool = True) -> Solution:
+    """CPOP: priorities rank_u + rank_d; the critical-path ops all go to the one core
+    that runs them fastest in total (ties: chip order; only cores that can run every
+    one of them), every other op to the core of earliest finish time; the ready op of
+    highest priority is scheduled first (ties: lower index)."""
+    wbar = average_computation_cost(instance)
+    cbar = average_communication_cost(instance)
+    priority = upward_rank(instance, wbar, cbar) + downward_rank(instance, wbar, cbar)
+    cp = set(critical_path(instance, priority))
+    fits = [(p, c) for p, c in instance.resources
+            if all(instance.runnable[i, p] for i in cp)]
+    cp_core = min(fits, key=lambda r: sum(float(instance.time[i, r[0]]) for i in cp)) \
+        if fits else None
+    n = instance.n_ops
+    proc = -np.ones(n, dtype=np.int64)
+    core = -np.ones(n, dtype=np.int64)
+    start, end = np.zeros(n), np.zeros(n)
+    slots: dict[tuple[int, int], list[tuple[float, float]]] = {rc: [] for rc in
+                                                               instance.resources}
+    waiting = [len(instance.preds[i]) for i in range(n)]
+    ready = [(-priority[i], i) for i in range(n) if waiting[i] == 0]
+    heapq.heapify(ready)
+    while ready:
+        _, i = heapq.heappop(ready)
+        cands = [cp_core] if i in cp and cp_core is not None else [
+            (p, c) for p, c in instance.resources if instance.runnable[i, p]]
+        best = None
+        for p, c in cands:
+            est, eft = earliest_finish_time(instance, i, p, c, proc, end, slots, insertion)
+            if best is None or eft < best[0]:
+                best = (eft, est, p, c)
+        eft, est, p, c = best
+        proc[i], core[i], start[i], end[i] = p, c, est, eft
+        bisect.insort(slots[(p, c)], (est, eft))
+        for j, _ in instance.succs[i]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                heapq.heappush(ready, (-priority[j], j))
+    return instance.solution(proc, core, start)
+
+
+@method(DECISION, "cpop", "baseline",
+        "CPOP: critical-path ops on the one core fastest for them, the rest by earliest "
+        "finish time, priority rank_u + rank_d",
+        source="Topcuoglu, Hariri, Wu, IEEE TPDS 13(3) 2002", params=HeftParams)
+def cpop(instance: Instance, options: SolveOptions, params: HeftParams) -> MethodOutput:
+    return _output(instance, cpop_schedule(instance, params.insertion))
 
 
 # ---------------------------------------------------------------------------------------

@@ -27,7 +27,9 @@ class SolveOptions:
     another method's name into one); ``milp_solver`` the Pyomo backend ('highs', 'cbc',
     or any Pyomo solver name); ``progress`` a callback ``(done, total, note)`` a long
     run reports to (:meth:`report`; the CLI draws it as a progress bar — methods never
-    draw); ``verbose`` shows solver logs.
+    draw); ``verbose`` shows solver logs; ``auto_warm_start``: an exact method given no
+    warm start starts from the best of its decision's quick heuristics (op_placement:
+    HEFT, CPOP, seed 003), when the decision names them.
     """
 
     time_limit: float | None = None
@@ -38,6 +40,7 @@ class SolveOptions:
     milp_solver: str = "highs"
     progress: Callable[[float, float | None, str], None] | None = None
     verbose: bool = False
+    auto_warm_start: bool = True
 
     def __post_init__(self) -> None:
         if self.time_limit is not None and not self.time_limit > 0:

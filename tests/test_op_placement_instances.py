@@ -317,9 +317,12 @@ def test_cli_solve_prints_assignment_and_writes_gantt(tmp_path, monkeypatch):
                               "2", "--method", "heft"])
     assert res.exit_code == 0, res.output
     assert "assignment" in res.stdout and "T1" in res.stdout
-    gantt = tmp_path / "out" / "op_placement" / "t-heft.png"
-    assert f"Gantt chart: {Path('out') / 'op_placement' / 't-heft.png'}" in res.stdout
-    assert gantt.stat().st_size > 1000
+    assert not (tmp_path / "out").exists()  # no picture unless asked
+    res = runner.invoke(app, ["solve", "op_placement", "--instance", str(stg), "--processors",
+                              "2", "--method", "heft", "--plot", "gantt.png"])
+    assert res.exit_code == 0, res.output
+    assert "Gantt chart: gantt.png" in res.stdout
+    assert (tmp_path / "gantt.png").stat().st_size > 1000
     res = runner.invoke(app, ["solve", "op_placement", "-i", "tiny", "-m", "seed003", "--json"])
     d = json.loads(res.stdout)
     assert d["status"] == "feasible" and d["metrics"]["best_single_processor"] in (

@@ -108,6 +108,27 @@ def test_heft_reproduces_topcuoglu_2002(tmp_path):
     assert evaluate(inst, heft_schedule(inst, insertion=False))[0] >= 80
 
 
+def test_cpop_reproduces_topcuoglu_2002(tmp_path):
+    from chipsched.heuristics.op_placement import (
+        cpop_schedule,
+        critical_path,
+        downward_rank,
+    )
+
+    inst = _paper_csv(tmp_path)
+    w, c = average_computation_cost(inst), average_communication_cost(inst)
+    prio = upward_rank(inst, w, c) + downward_rank(inst, w, c)
+    # the paper: |CP| = rank_u(n1) = 108, the critical path n1 → n2 → n9 → n10
+    assert prio[0] == pytest.approx(108)
+    cp = critical_path(inst, prio)
+    assert [inst.ops[i] for i in cp] == ["n1", "n2", "n9", "n10"]
+    sol = cpop_schedule(inst)
+    assert {inst.processors[sol.proc[i]] for i in cp} == {"P2"}  # the CP processor
+    assert evaluate(inst, sol)[0] == 86  # the published CPOP makespan
+    r = solve(DEC, inst, "cpop")
+    assert r.objective == 86 and r.status is Status.FEASIBLE
+
+
 def test_paper_example_exact_methods_agree_and_beat_heft():
     inst = load_instance("topcuoglu2002", SOC)
     cp = solve(DEC, inst, "cpsat", time_limit=60)
@@ -357,3 +378,17 @@ def test_real_valued_times_report_an_honest_bound():
     assert r.bound <= r.objective
     if r.status is Status.OPTIMAL:
         assert r.objective - r.bound <= 1e-6 * r.objective
+
+
+def test_exact_methods_start_from_the_best_quick_heuristic_by_default():
+    """Issue 12: CP-SAT and the MILP given no warm start take the best of HEFT, CPOP and
+    seed 003; --no-auto-warm-start / auto_warm_start=False turns it off."""
+    inst = load_instance("topcuoglu2002", SOC)
+    for m in ("cpsat", "milp"):
+        r = solve(DEC, inst, m, time_limit=30)
+        assert r.objective == 73
+        assert r.metrics["solver"]["warm_start_from"] == "heft result"  # 80 < 86 (CPOP)
+        cold = solve(DEC, inst, m, time_limit=30, auto_warm_start=False)
+        assert cold.objective == 73 and "warm_start_from" not in cold.metrics["solver"]
+    given = solve(DEC, inst, "cpsat", time_limit=30, warm_start="cpop")
+    assert given.metrics["solver"]["warm_start_from"].startswith("cpop")

@@ -10,7 +10,8 @@ a ``Workload``, a library network   the network on the chip's processors, expand
 name, ``.yaml``/``.json`` network   with the compiler's scalar ops (seed 003,
 file or ``.onnx``                   ``problems.op_placement.network``); options
                                     ``batch``, ``library`` (a function-library CSV),
-                                    ``scalar_ops``, ``block_bytes``, ``static_shapes``
+                                    ``scalar_ops``, ``block_bytes``, ``static_shapes``,
+                                    ``fuse_loops``
 ``*.json`` with ``ops``             the generic JSON form (:data:`.formats.SCHEMA`)
 ``*.stg``                           Standard Task Graph Set file; needs ``processors``
                                     (identical, no transfer cost); ``ccr`` adds
@@ -29,6 +30,7 @@ defines the processors.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -65,17 +67,18 @@ __all__ = [
 ]
 
 #: Folder (relative to the working directory) where ``chipsched solve`` writes Gantt charts.
-GANTT_DIR = Path("out") / "op_placement"
 
 
 def load_instance(spec: Any, hardware: Hardware, *, objective: str | None = None,
                   processors: int | None = None, ccr: float | None = None,
                   batch: int | None = None, library: Any = None,
                   scalar_ops: bool | None = None, block_bytes: int | None = None,
-                  static_shapes: bool | None = None) -> Instance:
+                  static_shapes: bool | None = None, fuse_loops: bool | None = None
+                  ) -> Instance:
     """Resolve ``spec`` (see the module docstring) into an :class:`Instance`."""
     net_opts = {"batch": batch, "library": library, "scalar_ops": scalar_ops,
-                "block_bytes": block_bytes, "static_shapes": static_shapes}
+                "block_bytes": block_bytes, "static_shapes": static_shapes,
+                "fuse_loops": fuse_loops}
     given_net = sorted(k for k, v in net_opts.items() if v is not None)
 
     def no_network_options(kind: str) -> None:
@@ -157,9 +160,10 @@ def _fmt(x: float, unit: str) -> str:
     return f"{x:.6g} {unit}"
 
 
-def render(instance: Instance, result: Any) -> Any:
-    """Summary, per-processor load, every core's ops in order, and a Gantt chart written
-    to ``out/op_placement/<instance>-<method>.png`` (the path is printed)."""
+def render(instance: Instance, result: Any, plot: str | os.PathLike[str] | None = None
+           ) -> Any:
+    """Summary, per-processor load, every core's ops in order; with ``plot`` (``--plot``)
+    a Gantt chart written there (the path is printed)."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -192,7 +196,14 @@ def render(instance: Instance, result: Any) -> Any:
             instance.processors[p]
         order.append(f"{res}: ", style="bold")
         order.append(" → ".join(instance.ops[i] for i in ops) + "\n")
-    path = GANTT_DIR / f"{_slug(instance.name)}-{_slug(result.method)}.png"
-    plot_gantt(instance, sol, path, title=f"{instance.name} — {result.method}: makespan "
-               f"{_fmt(m['makespan'], unit)}")
-    return Group(Text("\n".join(lines)), t, order, Text(f"Gantt chart: {path}"))
+    if plot is None:
+        return Group(Text("\n".join(lines)), t, order,
+                     Text("draw a Gantt chart with --plot FILE.png", style="dim"))
+    plot_gantt(instance, sol, Path(plot), title=f"{instance.name} — {result.method}: "
+               f"makespan {_fmt(m['makespan'], unit)}")
+    return Group(Text("\n".join(lines)), t, order, Text(f"Gantt chart: {plot}"))
+
+
+#: the quick heuristics whose best schedule warm-starts CP-SAT and the MILP when no warm
+#: start is given (``SolveOptions.auto_warm_start``; ``--no-auto-warm-start`` turns it off)
+WARM_START_FROM = ("heft", "cpop", "seed003")

@@ -55,6 +55,7 @@ from .network import (
     FunctionLibrary,
     expand_scalar_ops,
     from_workload,
+    fused_pairs,
     library_rows,
     tile_blocks,
 )
@@ -73,25 +74,26 @@ from .solution import Solution, makespan_energy
 __all__ = [
     "BLOCK_BYTES", "OP_CLASSES", "PROBLEM", "FunctionLibrary", "Instance", "Solution",
     "bottom_levels", "check_schedule", "evaluate", "expand_scalar_ops", "find_cycle",
-    "from_workload", "identical_processor_groups", "library_rows", "list_schedule",
-    "lower_bound", "make_instance", "makespan_energy", "objectives_for", "order_by_start",
-    "priority_order", "single_processor_schedule", "tile_blocks", "topological_order",
-    "transfer_table",
+    "from_workload", "fused_pairs", "identical_processor_groups", "library_rows",
+    "list_schedule", "lower_bound", "make_instance", "makespan_energy", "objectives_for",
+    "order_by_start", "priority_order", "single_processor_schedule", "tile_blocks",
+    "topological_order", "transfer_table",
 ]
 
 
 def make_instance(source: Workload | Instance, hardware: Hardware, *,
                   objective: str | Objective | None = None, batch: int | None = None,
                   library: Any = None, scalar_ops: bool | None = None,
-                  block_bytes: int | None = None, static_shapes: bool | None = None
-                  ) -> Instance:
+                  block_bytes: int | None = None, static_shapes: bool | None = None,
+                  fuse_loops: bool | None = None) -> Instance:
     """An op-placement instance of ``source`` (a ``Workload``, expanded with the compiler's
     scalar ops of seed 003 unless ``scalar_ops=False``) on the processors of
     ``hardware``; ``library`` is a :class:`FunctionLibrary` or the path of its CSV
-    (measured costs instead of the cost model's). A ready instance gets ``objective``
-    applied."""
+    (measured costs instead of the cost model's); ``fuse_loops`` adds the scalar ops of
+    the optimizer's loop fusion ([0047]). A ready instance gets ``objective`` applied."""
     net = {"batch": batch, "library": library, "scalar_ops": scalar_ops,
-           "block_bytes": block_bytes, "static_shapes": static_shapes}
+           "block_bytes": block_bytes, "static_shapes": static_shapes,
+           "fuse_loops": fuse_loops}
     if isinstance(source, Instance):
         given = sorted(k for k, v in net.items() if v is not None)
         if given:
@@ -107,7 +109,7 @@ def make_instance(source: Workload | Instance, hardware: Hardware, *,
     return from_workload(source, hardware, batch=batch or 1, library=lib, objective=objective,
                          scalar_ops=True if scalar_ops is None else bool(scalar_ops),
                          block_bytes=block_bytes or BLOCK_BYTES,
-                         static_shapes=bool(static_shapes))
+                         static_shapes=bool(static_shapes), fuse_loops=bool(fuse_loops))
 
 
 PROBLEM = Problem(
@@ -121,7 +123,7 @@ PROBLEM = Problem(
     solution_from_dict=Solution.from_dict,
     objectives=lambda instance: objectives_for(instance.time_unit),
     instance_options=("objective", "processors", "ccr", "batch", "library", "scalar_ops",
-                      "block_bytes", "static_shapes"),
+                      "block_bytes", "static_shapes", "fuse_loops"),
     instance_size=lambda inst: float(inst.n_ops),
     size_unit="ops",
 )

@@ -38,6 +38,28 @@ inputs. Existing scalar ops of the workload are kept as they are. All op counts 
 our choices (the document gives none); they matter little, since a scalar op's time
 is dominated by its launch overhead.
 
+``fuse_loops=True`` adds the scalar work of the optimizer's fusion ([0047]: merging
+the ``for`` loops of a producer's and a consumer's tiling "determines how many data
+blocks there are and where they are moved"). A pair is fused when the consumer ``L``
+is an element-wise, pooling, normalisation or softmax op whose only data input is a
+non-scalar op ``Q`` whose only consumer is ``L`` (a chain, as conv → ReLU or matmul →
+softmax). For such an ``L`` the merged loop is ``Q``'s, so ``L.tile`` is not generated;
+instead
+
+=============  ===========================================================  ============
+``L.fuse``     block count and destination of every block of the merged    ``L.shape``,
+               loop: ``ops`` = 4 (two block counts, a compare, a min) + 2   ``Q.tile``
+               per block of L (destination address, buffer index); output   (when they
+               2 scalars per block, at least 4                              exist)
+=============  ===========================================================  ============
+
+and ``L`` depends on ``L.fuse`` and ``L.param``. The tensor ops stay separate ops: the
+shared cost model has no price for a fused kernel (it charges every op its launch),
+so only the scalar work fusion creates is modelled.
+
+Every added op's role (``shape``, ``tile``, ``param``, ``fuse``) is its ``op_kind`` in
+the instance and the first key the function library is searched by.
+
 Step 2 — :class:`FunctionLibrary`
 ---------------------------------
 The document looks cost and profit values up in a "function library" keyed by op,
@@ -46,10 +68,15 @@ table ``(op kind, data type, size bucket, processor) → (launch overhead, secon
 op, joules per op)``; an op's time on a processor is ``launch + work · s_per_op`` (plus
 seed 003's control-flow round trip on a processor without native control flow) and
 its energy ``work · j_per_op``. :meth:`FunctionLibrary.from_hardware` fills it from the
-shared cost model (``docs/cost-model.md`` §6; it then reproduces
-``chipsched.cost.processor_time_s`` — a test checks it) and
-:meth:`FunctionLibrary.from_csv` reads measurements. :meth:`FunctionLibrary.table`
-prints the cost and profit values seed 003's heuristic derives from it.
+shared cost model (``docs/cost-model.md`` §6) with one row per op kind (the workload
+kinds and the scalar roles above, the fusion-created ``fuse`` ops included), data
+type (int8, fp16, fp32) and size bucket (the decades 1e0 … 1e12), plus a catch-all
+row per op class; it then reproduces ``chipsched.cost.processor_time_s`` — a test
+checks it. The shared cost model prices the three data types alike and is affine in
+an op's work, so its rows differ only by class: the keys are there for measurements
+(:meth:`FunctionLibrary.from_csv`), and the cost and profit values derived from a row
+do depend on the size (the launch overhead dominates small ops; :meth:`FunctionLibrary.table`
+prints them).
 """
 
 from __future__ import annotations
@@ -88,6 +115,19 @@ PARAM_OPS_BASE, PARAM_OPS_PER_INPUT = 8, 4
 
 DTYPES = {1: "int8", 2: "fp16", 4: "fp32", 8: "fp64"}
 
+#: Roles of the scalar ops :func:`expand_scalar_ops` adds (their ``op_kind``).
+SCALAR_ROLES = ("shape", "tile", "param", "fuse")
+
+#: Scalar ops of a fused pair's merged loop ([0047]): base + per block of the consumer.
+FUSE_OPS_BASE, FUSE_OPS_PER_BLOCK = 4, 2
+
+#: Consumer kinds a compiler fuses into their producer's loop nest [ours].
+FUSABLE_KINDS = frozenset({OpKind.ELTWISE, OpKind.POOL, OpKind.NORM, OpKind.SOFTMAX})
+
+#: Data types and size buckets (decades of work) of the cost model's library.
+LIBRARY_DTYPES = ("int8", "fp16", "fp32")
+LIBRARY_BUCKETS = tuple(range(13))
+
 
 # ---------------------------------------------------------------------------------------
 # Step 1: tensor ops and the scalar ops the compiler creates
@@ -104,20 +144,42 @@ def tile_blocks(layer: Layer, precision_bytes: int, batch: int = 1,
     return max(1, math.ceil(footprint / block_bytes))
 
 
+def fused_pairs(workload: Workload) -> dict[int, int]:
+    """Consumer → producer of the chains the optimizer fuses ([0047]; module docstring):
+    ``L`` of a fusable kind whose only input is a non-scalar ``Q`` with ``L`` its only
+    consumer."""
+    out = {}
+    for i, ly in enumerate(workload.layers):
+        preds = workload.preds[i]
+        if ly.kind in FUSABLE_KINDS and len(preds) == 1:
+            q = preds[0]
+            if workload.layers[q].kind is not OpKind.SCALAR and workload.succs[q] == (i,):
+                out[i] = q
+    return out
+
+
 def expand_scalar_ops(workload: Workload, *, batch: int = 1, block_bytes: int = BLOCK_BYTES,
-                      static_shapes: bool = False, control_flow: bool = True) -> Workload:
+                      static_shapes: bool = False, control_flow: bool = True,
+                      fuse_loops: bool = False) -> Workload:
     """Seed 003, step 1: the workload with the compiler's scalar ops added (see the module
     docstring for what is added and why). ``control_flow=False`` marks the loop-control
     ops as ordinary scalar ops (for a chip with no processor that has control flow, where
-    no round trip to a host is possible)."""
+    no round trip to a host is possible). ``fuse_loops`` adds the scalar ops of loop
+    fusion ([0047]). The added ops' roles are in ``meta["scalar_roles"]`` (op name →
+    role)."""
     layers: list[Layer] = []
     edges: list[tuple[int, int, int]] = []
+    roles: dict[str, str] = {}
     new_index: dict[int, int] = {}
     shape_of: dict[int, int] = {}  # original layer -> index of the op carrying its shape
+    tile_of: dict[int, int] = {}  # original layer -> its loop-control op
+    fused = fused_pairs(workload) if fuse_loops else {}
 
-    def add(layer: Layer, inputs: Iterable[tuple[int, int]]) -> int:
+    def add(layer: Layer, inputs: Iterable[tuple[int, int]], role: str = "") -> int:
         idx = len(layers)
         layers.append(layer)
+        if role:
+            roles[layer.name] = role
         for src, elems in inputs:
             edges.append((src, idx, elems))
         return idx
@@ -135,21 +197,32 @@ def expand_scalar_ops(workload: Workload, *, batch: int = 1, block_bytes: int = 
             shape_in = sorted({shape_of[p] for p in preds})
             shape_idx = add(Layer(f"{ly.name}.shape", OpKind.SCALAR, K=4, ops=4 *
                                   SHAPE_OPS_PER_DIM, in_elems=max(1, 4 * len(shape_in))),
-                            [(s, layers[s].out_elems) for s in shape_in])
+                            [(s, layers[s].out_elems) for s in shape_in], "shape")
         sdep = [(shape_idx, 4)] if shape_idx is not None else []
         blocks = tile_blocks(ly, workload.precision_bytes, batch, block_bytes)
-        if blocks > 1:
+        if i in fused:
+            # the merged loop is the producer's: this op's block bookkeeping instead of
+            # a loop of its own
+            loop = [(tile_of[fused[i]], 2)] if fused[i] in tile_of else []
+            f = add(Layer(f"{ly.name}.fuse", OpKind.SCALAR, K=max(4, 2 * blocks),
+                          ops=FUSE_OPS_BASE + FUSE_OPS_PER_BLOCK * blocks,
+                          in_elems=4 + 2 * len(loop)), sdep + loop, "fuse")
+            ctrl.append((f, max(4, 2 * blocks)))
+        elif blocks > 1:
             t = add(Layer(f"{ly.name}.tile", OpKind.SCALAR, K=2, ops=LOOP_OPS_PER_BLOCK *
-                          blocks, in_elems=4, control_flow=control_flow), sdep)
+                          blocks, in_elems=4, control_flow=control_flow), sdep, "tile")
             ctrl.append((t, 2))
+            tile_of[i] = t
         n_in = max(1, len(preds))
         p = add(Layer(f"{ly.name}.param", OpKind.SCALAR, K=6 + 2 * n_in,
-                      ops=PARAM_OPS_BASE + PARAM_OPS_PER_INPUT * n_in, in_elems=4), sdep)
+                      ops=PARAM_OPS_BASE + PARAM_OPS_PER_INPUT * n_in, in_elems=4), sdep,
+                "param")
         ctrl.append((p, 6 + 2 * n_in))
         new_index[i] = add(ly, data_in + ctrl)
         shape_of[i] = shape_idx if shape_idx is not None else new_index[i]
     meta = {**dict(workload.meta), "expanded": "seed 003 scalar ops",
-            "block_bytes": block_bytes, "static_shapes": static_shapes}
+            "block_bytes": block_bytes, "static_shapes": static_shapes,
+            "fuse_loops": fuse_loops, "scalar_roles": roles}
     return Workload(workload.name, tuple(layers), tuple(edges), workload.precision_bytes, meta)
 
 
@@ -191,16 +264,27 @@ class FunctionLibrary:
 
     @classmethod
     def from_hardware(cls, hardware: Hardware) -> FunctionLibrary:
-        """One entry per (op class, processor) from the chip's throughputs, launch
-        overheads and energies (the shared cost model, ``docs/cost-model.md`` §6)."""
+        """The shared cost model's library (``docs/cost-model.md`` §6): one row per (op
+        kind, data type, size bucket, processor) for every workload kind and scalar role,
+        :data:`LIBRARY_DTYPES` and :data:`LIBRARY_BUCKETS`, plus a catch-all row per (op
+        class, processor) for anything outside them (fp64, work ≥ 1e13)."""
         _need_processors(hardware)
+        kinds = [(k.value, _kind_class(k)) for k in OpKind] + [(r, "scalar")
+                                                               for r in SCALAR_ROLES]
         entries = {}
         for p in hardware.processors:
+            by_class = {}
             for c in ("tensor", "vector", "scalar"):
                 thr = p.throughput_gops[c] * 1e9
-                entries[(c, "*", "*", p.name)] = LibraryEntry(
-                    p.launch_overhead_us * 1e-6, math.inf if thr <= 0 else 1.0 / thr,
-                    p.energy_pj_per_op[c] * 1e-12)
+                by_class[c] = LibraryEntry(p.launch_overhead_us * 1e-6,
+                                           math.inf if thr <= 0 else 1.0 / thr,
+                                           p.energy_pj_per_op[c] * 1e-12)
+            for kind, c in kinds:
+                for d in LIBRARY_DTYPES:
+                    for b in LIBRARY_BUCKETS:
+                        entries[(kind, d, f"1e{b}", p.name)] = by_class[c]
+            for c, e in by_class.items():
+                entries[(c, "*", "*", p.name)] = e
         return cls(entries, f"cost model of {hardware.name}")
 
     @classmethod
@@ -281,8 +365,11 @@ class FunctionLibrary:
               host: str) -> list[dict[str, Any]]:
         """Cost and profit per (kind, dtype, size bucket, processor) for an op of work
         10^(k + 0.5) (the middle of bucket k): cost = its time on the processor (seed
-        003's A increment; T depends on the placement), profit P = S + O against ``host``
-        (definitions in ``chipsched.heuristics.op_placement``)."""
+        003's A increment; T depends on the placement); literal mode's profit P = S + O
+        against ``host``; refined mode's gains against the mean over the processors
+        that can run the op (``speed_gain_vs_mean`` is its P for the makespan,
+        ``complexity_gain_vs_mean`` for the energy; definitions in
+        ``chipsched.heuristics.op_placement``)."""
         out = []
         for kind, cls in kinds:
             for k in buckets:
@@ -292,12 +379,17 @@ class FunctionLibrary:
                     e = self.lookup(kind, cls, dtype, w, p)
                     vals[p] = (e.launch_s + w * e.s_per_op, w * e.j_per_op)
                 th, eh = vals[host]
+                ok = [v for v in vals.values() if math.isfinite(v[0])]
+                tm = sum(v[0] for v in ok) / len(ok)
+                em = sum(v[1] for v in ok) / len(ok)
                 for p, (t, en) in vals.items():
                     s = _relative_gain(th, t)
                     o = _relative_gain(eh, en)
                     out.append({"kind": kind, "dtype": dtype, "size_bucket": f"1e{k}",
                                 "processor": p, "cost_s": t, "energy_j": en,
-                                "speed_gain": s, "complexity_gain": o, "profit": s + o})
+                                "speed_gain": s, "complexity_gain": o, "profit": s + o,
+                                "speed_gain_vs_mean": _relative_gain(tm, t),
+                                "complexity_gain_vs_mean": _relative_gain(em, en)})
         return out
 
 
@@ -309,6 +401,11 @@ def _relative_gain(ref: float, x: float) -> float:
         return 1.0
     m = max(ref, x)
     return 0.0 if m == 0 else (ref - x) / m
+
+
+def _kind_class(kind: OpKind) -> str:
+    """The cost model's class of an op kind (``chipsched.cost.op_class``)."""
+    return op_class(Layer("k", kind))
 
 
 def _need_processors(hardware: Hardware) -> None:
@@ -324,7 +421,7 @@ def _need_processors(hardware: Hardware) -> None:
 def from_workload(workload: Workload, hardware: Hardware, *, batch: int = 1,
                   library: FunctionLibrary | None = None, objective: str | None = None,
                   scalar_ops: bool = True, block_bytes: int = BLOCK_BYTES,
-                  static_shapes: bool = False) -> Instance:
+                  static_shapes: bool = False, fuse_loops: bool = False) -> Instance:
     """An op-placement instance of ``workload`` on the processors of ``hardware``.
 
     With ``scalar_ops`` (default) the workload is first expanded per seed 003
@@ -340,7 +437,8 @@ def from_workload(workload: Workload, hardware: Hardware, *, batch: int = 1,
     if scalar_ops:
         has_host = any(p.control_flow for p in procs)
         workload = expand_scalar_ops(workload, batch=batch, block_bytes=block_bytes,
-                                     static_shapes=static_shapes, control_flow=has_host)
+                                     static_shapes=static_shapes, control_flow=has_host,
+                                     fuse_loops=fuse_loops)
     if library is not None:
         library.check_processors([p.name for p in procs])
     n, P = len(workload), len(procs)
@@ -349,6 +447,8 @@ def from_workload(workload: Workload, hardware: Hardware, *, batch: int = 1,
     energy = np.zeros((n, P))
     roundtrip = np.zeros((n, P))
     dtype = DTYPES.get(workload.precision_bytes, f"{workload.precision_bytes}B")
+    roles = workload.meta.get("scalar_roles", {}) if scalar_ops else {}
+    kinds = tuple(roles.get(ly.name, ly.kind.value) for ly in workload.layers)
     for i, ly in enumerate(workload.layers):
         cls = op_class(ly)
         work = _op_work(ly, batch)
@@ -359,7 +459,7 @@ def from_workload(workload: Workload, hardware: Hardware, *, batch: int = 1,
                 time[i, p] = processor_time_s(ly, proc, batch, control_roundtrip_s=rt_p[p])
                 energy[i, p] = processor_energy_j(ly, proc, batch)
             else:
-                e = library.lookup(ly.kind.value, cls, dtype, work, proc.name)
+                e = library.lookup(kinds[i], cls, dtype, work, proc.name)
                 time[i, p] = e.launch_s + work * e.s_per_op + rt if math.isfinite(
                     e.s_per_op) else math.inf
                 energy[i, p] = work * e.j_per_op
@@ -374,7 +474,7 @@ def from_workload(workload: Workload, hardware: Hardware, *, batch: int = 1,
     inst = Instance(
         name=workload.name, ops=tuple(ly.name for ly in workload.layers),
         op_class=tuple(op_class(ly) for ly in workload.layers),
-        op_kind=tuple(ly.kind.value for ly in workload.layers),
+        op_kind=kinds,
         time=time, energy=energy, roundtrip=roundtrip,
         control_flow=np.array([ly.control_flow for ly in workload.layers]),
         work=np.array([_op_work(ly, batch) for ly in workload.layers], dtype=float),
@@ -384,7 +484,7 @@ def from_workload(workload: Workload, hardware: Hardware, *, batch: int = 1,
         latency=lat, bandwidth=bw, objective=objective or "makespan", time_unit="s",
         meta={"source": f"{workload.name} on {hardware.name}", "chip": hardware.name,
               "batch": batch, "scalar_ops": scalar_ops, "block_bytes": block_bytes,
-              "static_shapes": static_shapes,
+              "static_shapes": static_shapes, "fuse_loops": fuse_loops,
               "library": library.source if library else "cost model"})
     return inst
 
