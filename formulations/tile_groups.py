@@ -472,7 +472,7 @@ def _seg_dp(instance: Instance, options: SolveOptions, max_segment: int | None,
                                    deadline=deadline)
     except DPStopped as exc:
         return MethodOutput(Status.TIME_LIMIT, stats=exc.stats,
-                            message=f"the DP stopped at the time limit after {exc.prefix} "
+                            message=f"the DP stopped at {exc.reason} after {exc.prefix} "
                                     f"of {exc.layers} layers")
     whole = max_segment is None or max_segment >= L
     stats["max_segment"] = L if max_segment is None else min(L, max_segment)

@@ -148,6 +148,25 @@ def test_segmented_dp_stops_at_the_time_limit():
     assert capped.status is Status.FEASIBLE and capped.bound is None
 
 
+def test_segmented_dp_stops_before_its_fronts_exhaust_memory():
+    from chipsched.problems.tile_groups.segments import (
+        DPStopped,
+        is_ls,
+        pareto_dp,
+        segment_options,
+    )
+
+    inst = chipsched.make_instance("tile_groups", "tiny", "edge-4x4", batch=4)
+    G = inst.n_tiles
+
+    def opts(i, j):
+        return segment_options(range(i, j), 4, G)
+
+    tree, v, _ = pareto_dp(inst, opts, None, None, monotone=is_ls)
+    with pytest.raises(DPStopped, match="Pareto points, more than the 2 it holds"):
+        pareto_dp(inst, opts, None, None, monotone=is_ls, max_points=2)
+
+
 @pytest.mark.parametrize("objective", ["latency", "energy", "e2d"])
 def test_exact_models_agree_on_a_seven_layer_dag(objective):
     """tiny (7 layers, a residual branch) on 2×2 tiles, batch 2: 17,154 segmented trees."""

@@ -29,11 +29,19 @@ __all__ = ["DPStopped", "compositions", "is_ls", "n_segment_options", "pareto_dp
 
 
 class DPStopped(Exception):
-    """The DP ran out of time; ``.prefix`` layers (of ``.layers``) were done."""
+    """The DP stopped (time limit, or its fronts outgrew the memory it may use);
+    ``.prefix`` layers (of ``.layers``) were done; ``.reason`` says why."""
 
-    def __init__(self, prefix: int, layers: int, stats: dict[str, Any]):
-        super().__init__(f"stopped after {prefix} of {layers} layers")
-        self.prefix, self.layers, self.stats = prefix, layers, stats
+    def __init__(self, prefix: int, layers: int, stats: dict[str, Any],
+                 reason: str = "the time limit"):
+        super().__init__(f"stopped after {prefix} of {layers} layers at {reason}")
+        self.prefix, self.layers, self.stats, self.reason = prefix, layers, stats, reason
+
+
+#: The most (latency, energy) points the exact DP holds — candidates at one prefix, and
+#: (×5) kept over all prefixes — ≈ 1 GiB; past it the DP stops rather than exhaust
+#: memory (PNASNet-5 Large / Inception-ResNet on cloud-12x12 grew past 15 GiB).
+MAX_DP_POINTS = 3_000_000
 
 
 def compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
@@ -93,8 +101,8 @@ def _nondominated(points: list[tuple[float, float, Any]]) -> list[tuple[float, f
 
 def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node]],
               max_segment: int | None, max_front: int | None = 64,
-              monotone: Callable[[Node], bool] | None = None, deadline: float | None = None
-              ) -> tuple[Node, float, dict[str, Any]]:
+              monotone: Callable[[Node], bool] | None = None, deadline: float | None = None,
+              max_points: int = MAX_DP_POINTS) -> tuple[Node, float, dict[str, Any]]:
     """Best segmentation of the network's layer order into consecutive segments, each
     one of ``options_of(i, j)`` (layers i..j-1, at most ``max_segment`` of them; None:
     any), under the instance objective.
@@ -107,7 +115,8 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
     segments (LS segments: a longer T cut never frees a tile's buffer, see
     :func:`is_ls`): once every marked option of a segment ending at j fails, longer
     segments ending at j get none; the scan stops when no option is left. Past
-    ``deadline`` (``time.perf_counter()``) raises :class:`DPStopped`."""
+    ``deadline`` (``time.perf_counter()``), or with more than ``max_points`` candidate
+    points at one prefix (5 × that over all kept fronts), raises :class:`DPStopped`."""
     an = instance.analyzer
     obj = instance.objective
     L = len(instance.workload)
@@ -116,7 +125,7 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
     # front[j]: (latency, energy, (i, k, node)) — k indexes front[i]
     front: list[list[tuple[float, float, Any]]] = [[] for _ in range(L + 1)]
     front[0] = [(0.0, 0.0, (-1, -1, None))]
-    evals = thinned = largest = 0
+    evals = thinned = largest = held = 0
     scalar = obj.coefficient("energy_j") == 0 or obj.coefficient("delay_s") == 0
     t0 = time.perf_counter()
     for j in range(1, L + 1):
@@ -156,6 +165,11 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
             for ts, es, node in _nondominated(seg):
                 for k, (d, e, _) in enumerate(front[i]):
                     cands.append((d + ts, e + es, (i, k, node)))
+        if len(cands) > max_points or held > 5 * max_points:
+            raise DPStopped(j - 1, L, {"segment_evaluations": evals, "largest_front": largest,
+                                       "dp_s": time.perf_counter() - t0},
+                            f"{max(len(cands), held):,} Pareto points, more than the "
+                            f"{max_points:,} it holds (memory)")
         kept = _nondominated(cands)
         if scalar and kept:
             kept = [min(kept, key=lambda t: obj(t[1], t[0]))]
@@ -164,6 +178,7 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
             idx = sorted({round(x * (len(kept) - 1) / (max_front - 1)) for x in range(max_front)})
             kept = [kept[x] for x in idx]
         largest = max(largest, len(kept))
+        held += len(kept)
         front[j] = kept
     if not front[L]:
         raise InputError(f"network {instance.workload.name!r}", "no segmentation fits the "
