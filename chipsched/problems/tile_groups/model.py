@@ -540,8 +540,12 @@ class Analyzer:
         return True, waits
 
     # -- step 3: one segment -----------------------------------------------------------
-    def segment(self, seg: Node, batch: int, path: tuple[int, ...] = ()) -> SegmentCost:
-        """Cost of one run of the root child ``seg`` with ``batch`` samples (cached)."""
+    def segment(self, seg: Node, batch: int, path: tuple[int, ...] = (),
+                cache: bool = True) -> SegmentCost:
+        """Cost of one run of the root child ``seg`` with ``batch`` samples (cached;
+        ``cache=False`` for callers that evaluate each segment once — an exact DP over
+        long segments would otherwise fill the cache with keys of up to hundreds of
+        leaves, gigabytes on cloud-12x12)."""
         key = (seg, batch)
         v = self._seg.get(key)
         if v is None:
@@ -549,9 +553,10 @@ class Analyzer:
                 v = self._segment(seg, batch, path, None)
             except Infeasible as exc:
                 v = exc
-            if len(self._seg) >= SEGMENT_CACHE_SIZE:
-                self._seg.clear()
-            self._seg[key] = v
+            if cache:
+                if len(self._seg) >= SEGMENT_CACHE_SIZE:
+                    self._seg.clear()
+                self._seg[key] = v
         if isinstance(v, Infeasible):
             raise v
         return v

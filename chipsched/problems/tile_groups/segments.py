@@ -151,7 +151,7 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
             for x, node in enumerate(nodes):
                 evals += 1
                 try:
-                    c = an.segment(node, B, (0,))
+                    c = an.segment(node, B, (0,), cache=False)  # each option once
                 except Infeasible:
                     continue
                 seg.append((c.time, c.energy, node))
