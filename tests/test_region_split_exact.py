@@ -41,7 +41,7 @@ def chiplet_cases(draw, max_items: int = 6):
     w = random_chain(n, seed) if chain else random_dag(n, seed, edge_prob=0.4)
     chip = get_chip(draw(st.sampled_from(CHIPS)))
     items = draw(st.sampled_from(["layers", "groups"]))
-    obj = draw(st.sampled_from(["cost", "period", "latency"]))
+    obj = draw(st.sampled_from(["cost", "period", "latency", "sync_latency"]))
     M = chip.rows * chip.cols
     mr = draw(st.one_of(st.none(), st.integers(1, M)))
     coll = draw(st.sampled_from(["chain", "ring"]))
@@ -69,7 +69,7 @@ def test_cpsat_milp_dp_bruteforce_agree_on_chiplets(inst):
 
 
 @given(st.integers(2, 9), st.integers(0, 10**6), st.sampled_from(CHIPS),
-       st.sampled_from(["cost", "period", "latency"]), st.sampled_from(["layers", "groups"]))
+       st.sampled_from(["cost", "period", "latency", "sync_latency"]), st.sampled_from(["layers", "groups"]))
 @settings(max_examples=80)
 def test_dp_equals_bruteforce(n, seed, chip, obj, items):
     inst = chiplet_instance(random_dag(n, seed), get_chip(chip), objective=obj, items=items)
@@ -122,7 +122,7 @@ def soc_cases(draw):
     n = draw(st.integers(1, 8))
     w = random_dag(n, draw(st.integers(0, 10**6)), edge_prob=0.4)
     chip = get_chip(draw(st.sampled_from(["soc-npu-gpu-cpu", "soc-npu-gpu"])))
-    obj = draw(st.sampled_from(["cost", "period", "latency"]))
+    obj = draw(st.sampled_from(["cost", "period", "latency", "sync_latency"]))
     P = len(chip.processors)
     loads = draw(st.lists(st.sampled_from([0.0, 0.3, 0.6, 0.9]), min_size=P, max_size=P))
     mr = draw(st.one_of(st.none(), st.integers(1, P)))
@@ -151,7 +151,7 @@ def test_warm_start_and_cbc_backend_agree():
         for m in ("cpsat", "milp"):
             r = chipsched.solve("region_split", inst, m, **kw)
             assert r.status is Status.OPTIMAL and _close(r.objective, dp.objective)
-    soc = soc_instance(random_dag(9, 5), get_chip("soc-npu-gpu-cpu"), objective="latency")
+    soc = soc_instance(random_dag(9, 5), get_chip("soc-npu-gpu-cpu"), objective="sync_latency")
     dps = chipsched.solve("region_split", soc, "dp")
     for m in ("cpsat", "milp"):
         r = chipsched.solve("region_split", soc, m, milp_solver="cbc",
@@ -176,7 +176,7 @@ def test_exact_on_a_real_network_all_three_agree():
     assert sum(res[0].solution.counts) <= 4
 
 
-@pytest.mark.parametrize("objective", ["cost", "period", "latency"])
+@pytest.mark.parametrize("objective", ["cost", "period", "latency", "sync_latency"])
 def test_medium_instances_where_pruning_bites(objective):
     """14–20 items on 9 sub-chiplets: most options are pruned, the optimum must survive."""
     for seed, n in ((1, 14), (2, 20)):
@@ -192,7 +192,7 @@ def test_medium_instances_where_pruning_bites(objective):
             assert st["options"] < st["options_total"]
 
 
-@pytest.mark.parametrize("objective", ["period", "latency"])
+@pytest.mark.parametrize("objective", ["period", "latency", "sync_latency"])
 def test_processor_chain_real_network_all_agree(objective):
     inst = chipsched.make_instance("region_split", "resnet50", "soc-npu-gpu-cpu",
                                    objective=objective, loads=[0.3, 0.5, 0.1])

@@ -245,7 +245,7 @@ SOC_ONLY = {"seed001-threshold", "seed001-history", "seed001-realtime"}
 
 
 @pytest.mark.parametrize("chip", ["chiplet-2x2-n2-w8", "soc-npu-gpu-cpu"])
-@pytest.mark.parametrize("objective", ["cost", "period", "latency"])
+@pytest.mark.parametrize("objective", ["cost", "period", "latency", "sync_latency"])
 def test_every_method_through_solve(chip, objective):
     inst = chipsched.make_instance("region_split", "tiny", chip, objective=objective)
     methods = registry().methods("region_split")
@@ -264,7 +264,7 @@ def test_every_method_through_solve(chip, objective):
         assert r.status in (Status.OPTIMAL, Status.FEASIBLE)
 
 
-@given(st.integers(2, 9), st.integers(0, 10**6), st.sampled_from(["cost", "period", "latency"]))
+@given(st.integers(2, 9), st.integers(0, 10**6), st.sampled_from(["cost", "period", "latency", "sync_latency"]))
 @settings(max_examples=30)
 def test_no_heuristic_beats_the_optimum(n, seed, objective):
     w = random_dag(n, seed)

@@ -144,13 +144,14 @@ def test_evaluate_hand_computed():
     assert met["transfer_within_s"] == pytest.approx([0.0, 74e-9], rel=1e-12)
     assert met["transfer_out_s"] == pytest.approx([12e-9, 0.0], rel=1e-12)
     assert obj == pytest.approx(149e-9) and inst.objective.name == "period"
-    assert met["cost_s"] == pytest.approx(166e-9) and met["latency_s"] == pytest.approx(298e-9)
+    assert met["cost_s"] == pytest.approx(166e-9) and met["latency_s"] == pytest.approx(166e-9)
+    assert met["sync_latency_s"] == pytest.approx(298e-9)  # R · period: 2 × 149 ns
     # placement 0 | 1 2: edge a→b (2 B) spread over 0→1 (1 hop) and 0→2 (2 hops): 3 B·hops;
     # the chain broadcast of region 1 (64 B, m = 2) forwards 32 B each way: 64 B·hops
     assert met["d2d_byte_hops"] == pytest.approx(67.0)
     assert met["d2d_max_link_bytes"] == pytest.approx(33.0)
     assert met["d2d_energy_j"] == pytest.approx(67 * 8 * 1e-12)
-    for objective, want in (("cost", 166e-9), ("latency", 298e-9)):
+    for objective, want in (("cost", 166e-9), ("latency", 166e-9), ("sync_latency", 298e-9)):
         other = chiplet_instance(hand_workload(), hand_chip(), items="layers",
                                  objective=objective)
         assert evaluate(other, sol)[0] == pytest.approx(want, rel=1e-12)

@@ -17,6 +17,7 @@ from chipsched.problems.region_split import (
     chiplet_stage_table,
     soc_tables,
 )
+from chipsched.problems.region_split.objectives import aggregate
 from chipsched.result import Status
 from chipsched.solvers.cpsat import solve_cpsat
 from chipsched.solvers.options import SolveOptions
@@ -59,7 +60,7 @@ def cpsat_chiplet(inst: ChipletInstance, options: SolveOptions,
     model.add(sum(x) <= Rmax)
     top = int(ci.max())
     total = sum(int(ci[s]) * x[s] for s in range(len(opts)))
-    if inst.objective.name == "cost":
+    if aggregate(inst.objective) == "sum":
         model.minimize(total)
     else:
         lbi = min(int(math.floor(opts.lb_period * scale)), top)
@@ -69,7 +70,7 @@ def cpsat_chiplet(inst: ChipletInstance, options: SolveOptions,
                 model.add(P >= sum(int(ci[s]) * x[s] for s in ends[k]))
         for s in range(len(opts)):  # and the same per option, for propagation
             model.add(P >= int(ci[s])).only_enforce_if(x[s])
-        if inst.objective.name == "period":
+        if aggregate(inst.objective) == "max":
             model.minimize(P)
         else:
             R = model.new_int_var(1, Rmax, "R")
@@ -182,12 +183,12 @@ def cpsat_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
         stage.append(sv)
     R = md.new_int_var(1, Rmax, "R")
     md.add(R == sum(used))
-    if inst.objective.name == "cost":
+    if aggregate(inst.objective) == "sum":
         md.minimize(sum(stage))
     else:
         Pv = md.new_int_var(0, top, "P")
         md.add_max_equality(Pv, stage)
-        if inst.objective.name == "period":
+        if aggregate(inst.objective) == "max":
             md.minimize(Pv)
         else:
             Lv = md.new_int_var(0, top * Rmax, "L")

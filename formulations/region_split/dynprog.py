@@ -9,6 +9,7 @@ import numpy as np
 from chipsched.errors import InputError
 from chipsched.objective import Objective
 from chipsched.problems.region_split import SocInstance, soc_tables
+from chipsched.problems.region_split.objectives import aggregate
 
 
 def dp_chiplet(table: np.ndarray, M: int, objective: Objective | str,
@@ -19,15 +20,15 @@ def dp_chiplet(table: np.ndarray, M: int, objective: Objective | str,
     ``F[r, k, u]`` = best value (Σ or max of stage times) of items 0..k−1 cut into r
     regions using exactly u sub-chiplets; ``F[r, k, u] = min over i < k, m ≤ u of
     F[r−1, i, u−m] ⊕ c[i, k−1, m]``. The region count is tracked only when it
-    matters (``latency`` = R·max, or a binding ``max_regions``); otherwise r is
+    matters (``sync_latency`` = R·max, or a binding ``max_regions``); otherwise r is
     dropped (one layer of F). Exact for the fixed item order.
     """
-    objective = objective.name if isinstance(objective, Objective) else objective
+    kind = aggregate(objective)
     n = table.shape[0]
     Rmax = min(n, M, max_regions or n)
-    tracked = objective == "latency" or Rmax < min(n, M)
+    tracked = kind == "count_max" or Rmax < min(n, M)
     D = Rmax + 1 if tracked else 1
-    add = objective == "cost"
+    add = kind == "sum"
     F = np.full((D, n + 1, M + 1), np.inf)
     F[0, 0, 0] = 0.0
     arg_i = np.full((D, n + 1, M + 1), -1, dtype=np.int64)
@@ -50,7 +51,7 @@ def dp_chiplet(table: np.ndarray, M: int, objective: Objective | str,
     if tracked:
         rs = np.arange(D)[:, None]
         safe = np.where(np.isfinite(final), final, 0.0)
-        score = np.where(np.isfinite(final), rs * safe, np.inf) if objective == "latency" \
+        score = np.where(np.isfinite(final), rs * safe, np.inf) if kind == "count_max" \
             else final.copy()
         score[0] = np.inf
     else:
@@ -80,7 +81,7 @@ def dp_soc(inst: SocInstance) -> tuple[float, list[tuple[int, int]], list[int]]:
     L, P = inst.n_items, inst.n_procs
     Rmax = inst.region_limit
     pre, hand = soc_tables(inst)
-    add = inst.objective.name == "cost"
+    add = aggregate(inst.objective) == "sum"
     G = np.full((Rmax + 1, L, P, P + 1), np.inf)
     arg = np.full((Rmax + 1, L, P, P + 1, 2), -1, dtype=np.int64)  # (start i, prev p')
     for r in range(1, Rmax + 1):
@@ -113,7 +114,7 @@ def dp_soc(inst: SocInstance) -> tuple[float, list[tuple[int, int]], list[int]]:
                         G[r, j, p, q] = val
                         arg[r, j, p, q] = (i, pp)
     last = G[1:, L - 1, :, P]  # (Rmax, P)
-    score = last * np.arange(1, Rmax + 1)[:, None] if inst.objective.name == "latency" \
+    score = last * np.arange(1, Rmax + 1)[:, None] if aggregate(inst.objective) == "count_max" \
         else last
     r0, p0 = np.unravel_index(int(np.argmin(score)), score.shape)
     value = float(score[r0, p0])

@@ -14,6 +14,7 @@ from chipsched.problems.region_split import (
     chiplet_stage_table,
     soc_tables,
 )
+from chipsched.problems.region_split.objectives import aggregate
 from chipsched.solvers.milp import solve_pyomo
 from chipsched.solvers.options import SolveOptions
 
@@ -58,7 +59,7 @@ def milp_chiplet(inst: ChipletInstance, options: SolveOptions,
     mdl.budget = pyo.Constraint(expr=sum(int(opts.m[s]) * mdl.x[s] for s in S) <= M)
     mdl.nreg = pyo.Constraint(expr=sum(mdl.x[s] for s in S) <= Rmax)
     pmax = max(c)
-    if inst.objective.name == "cost":
+    if aggregate(inst.objective) == "sum":
         mdl.obj = pyo.Objective(expr=sum(c[s] * mdl.x[s] for s in S), sense=pyo.minimize)
     else:
         mdl.P = pyo.Var(bounds=(min(opts.lb_period * scale * (1 - EPS), pmax), pmax))
@@ -66,7 +67,7 @@ def milp_chiplet(inst: ChipletInstance, options: SolveOptions,
         for k in range(n):
             if ends[k]:
                 mdl.stage.add(mdl.P >= sum(c[s] * mdl.x[s] for s in ends[k]))
-        if inst.objective.name == "period":
+        if aggregate(inst.objective) == "max":
             mdl.obj = pyo.Objective(expr=mdl.P, sense=pyo.minimize)
         else:
             mdl.R = pyo.Var(bounds=(1, Rmax))
@@ -82,10 +83,10 @@ def milp_chiplet(inst: ChipletInstance, options: SolveOptions,
         chosen = set(start)
         for s in S:
             mdl.x[s].value = 1 if s in chosen else 0
-        if inst.objective.name != "cost":
+        if aggregate(inst.objective) != "sum":
             pv = max(c[s] for s in chosen)
             mdl.P.value = pv
-            if inst.objective.name == "latency":
+            if aggregate(inst.objective) == "count_max":
                 mdl.R.value = len(chosen)
                 mdl.L.value = len(chosen) * pv
     out = solve_pyomo(mdl, options, warm_start=bool(start))
@@ -140,13 +141,13 @@ def milp_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
              sum(float(hh[j, pp, q]) * md.h[j, pp, q] for j, pp, q in pairs if pp == p)
              for p in range(P)}
     top = float(tt.sum() + hh.sum()) + 1.0
-    if inst.objective.name == "cost":
+    if aggregate(inst.objective) == "sum":
         md.obj = pyo.Objective(expr=sum(stage.values()), sense=pyo.minimize)
     else:
         md.P = pyo.Var(bounds=(0, top))
         for p in range(P):
             md.c.add(md.P >= stage[p])
-        if inst.objective.name == "period":
+        if aggregate(inst.objective) == "max":
             md.obj = pyo.Objective(expr=md.P, sense=pyo.minimize)
         else:
             rs = range(1, Rmax + 1)
@@ -165,10 +166,10 @@ def milp_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
         md.u[p].value = int(p in start)
     for j, p, q in pairs:
         md.h[j, p, q].value = int(start[j] == p and start[j + 1] == q)
-    if inst.objective.name != "cost":
+    if aggregate(inst.objective) != "sum":
         sv = [pyo.value(stage[p]) for p in range(P)]
         md.P.value = max(sv)
-        if inst.objective.name == "latency":
+        if aggregate(inst.objective) == "count_max":
             R0 = len(set(start))
             for r in range(1, Rmax + 1):
                 md.z[r].value = int(r == R0)

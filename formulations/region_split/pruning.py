@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chipsched.problems.region_split import ChipletInstance, ChipletSolution, combine
+from chipsched.problems.region_split.objectives import aggregate
 
 from .common import EPS
 
@@ -113,13 +114,13 @@ def best_counts(table: np.ndarray, regions: Sequence[tuple[int, int]], M: int, o
                 ) -> list[int] | None:
     """The best sub-chiplet counts for a fixed cut (a primal repair step).
 
-    ``H[r, u]`` = best Σ (cost) or max (period, latency: R is fixed) over the first r
+    ``H[r, u]`` = best Σ (cost, latency) or max (period, sync_latency: R is fixed) over the first r
     regions using exactly u sub-chiplets; O(R·M²). None if the cut needs more than M.
     """
     R = len(regions)
     if R > M:
         return None
-    add = objective == "cost"
+    add = aggregate(objective) == "sum"
     H = np.full((R + 1, M + 1), np.inf)
     H[0, 0] = 0.0
     arg = np.zeros((R + 1, M + 1), dtype=np.int64)
@@ -228,17 +229,18 @@ def chiplet_options(inst: ChipletInstance, table: np.ndarray,
     n, M = inst.n_items, inst.chiplets
     Rmax = inst.region_limit
     obj = inst.objective.name
+    kind = aggregate(obj)  # sum (cost, latency), max (period), count_max (sync_latency)
     fin = np.isfinite(table)
     run = np.minimum.accumulate(np.where(fin, table, np.inf), axis=2)
     prev = np.concatenate([np.full((n, n, 1), np.inf), run[:, :, :-1]], axis=2)
     keep = fin & (table < prev)
     cands: list[tuple[list[tuple[int, int]], list[int]]] = []
     cands.append(([(0, n - 1)], [int(np.argmin(table[0, n - 1])) + 1]))
-    limit = Rmax if (obj == "latency" or Rmax < min(n, M)) else None
+    limit = Rmax if (kind == "count_max" or Rmax < min(n, M)) else None
     cands += _period_bisection(table, np.unique(table[keep]), M, limit)
     lam = 0.0
     lb_cost = 0.0
-    if obj in ("cost", "latency"):
+    if kind in ("sum", "count_max"):
         lb_cost, lam, feas = lagrangian_cost(table, M)
         cands += [f for f in feas if len(f[0]) <= Rmax]
     if warm is not None and len(warm.regions) <= Rmax and \
@@ -257,22 +259,22 @@ def chiplet_options(inst: ChipletInstance, table: np.ndarray,
     ub = best_val
     keep &= table <= ub * (1 + EPS)
     lb = period_lower_bound(inst, table)
-    if obj in ("period", "latency"):
+    if kind in ("max", "count_max"):
         le = (table <= lb) & fin
         mmin = np.where(le.any(axis=2), le.argmax(axis=2), M)  # 0-based index
         keep &= np.arange(M)[None, None, :] <= mmin[:, :, None]
-    if obj == "latency":
+    if kind == "count_max":
         ii, jj = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
         rmin = 1 + (ii > 0) + (jj < n - 1)
         keep &= table <= (ub / rmin)[:, :, None] * (1 + EPS)
-    if obj in ("cost", "latency"):
-        # R·max ≥ Σ, so the cost's Lagrangian fixing holds for the latency too
+    if kind in ("sum", "count_max"):
+        # R·max ≥ Σ, so the cost's Lagrangian fixing holds for sync_latency too
         ms = np.arange(1, M + 1)[None, None, :]
         val = np.where(fin, table + lam * ms, np.inf)
         pre, suf, _ = _shortest(val.min(axis=2))
         bound = pre[:n, None, None] + val + suf[None, 1:, None] - lam * M
         keep &= bound <= ub * (1 + EPS)
-    obj_lb = {"cost": lb_cost, "period": lb, "latency": max(lb, lb_cost)}[obj]
+    obj_lb = {"sum": lb_cost, "max": lb, "count_max": max(lb, lb_cost)}[kind]
     ii, jj, mm = np.nonzero(keep)
     regs, cnts = best
     return ChipletOptions(ii, jj, mm + 1, table[ii, jj, mm], float(ub),
