@@ -205,3 +205,25 @@ def test_place_methods_take_another_methods_groups(method):
     assert res.bound <= res.objective
     with pytest.raises(InputError, match="parameter groups"):
         solve("core_assignment", inst, method, groups="bnb-place")
+
+
+def test_exact_methods_start_from_the_best_heuristic_and_never_end_above_it():
+    """Issue 11: CP-SAT / MILP given no warm start take the better of seed004-plus and
+    seed004; a time-limited run never reports worse than that start (a CP-SAT hint is
+    not guaranteed to be kept), its objective is its solution's true traffic (the
+    model's distance variables may exceed it), and integer objectives get integer
+    bounds."""
+    from chipsched.api import make_instance, solve
+
+    g = layered_random(3, 8, 3, seed=1)
+    inst = make_instance("core_assignment", g, "neuro-3x3-k3")
+    best_h = min(solve("core_assignment", inst, h).objective
+                 for h in ("seed004-plus", "seed004"))
+    for m in ("cpsat", "milp"):
+        r = solve("core_assignment", inst, m, time_limit=2, threads=1)
+        assert r.metrics["solver"]["warm_start_from"].startswith("seed004")
+        assert r.objective <= best_h
+        assert r.bound is not None and r.bound == int(r.bound) and r.bound <= r.objective
+        cold = solve("core_assignment", inst, m, time_limit=2, threads=1,
+                     auto_warm_start=False)
+        assert "warm_start_from" not in cold.metrics["solver"]

@@ -264,3 +264,39 @@ def test_coarsening_on_disk_equals_in_memory(tmp_path_factory, g, seed):
         assert np.array_equal(disk.indices, mg.indices)
         assert np.array_equal(disk.weights, mg.weights)
         assert np.array_equal(disk.sizes, mg.sizes)
+
+
+@pytest.mark.parametrize("layers, width, fanin, chip", [
+    (3, 4, 2, "neuro-2x3-k2"), (4, 4, 2, "neuro-2x4-k2"), (4, 6, 3, "neuro-2x3-k4"),
+    (4, 8, 3, "neuro-2x4-k4")])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tight_chips_map_instead_of_failing(layers, width, fanin, chip, seed):
+    """Issue 11: total size = cores × capacity; the multilevel partition makes more groups
+    than cores, which are now dissolved into the others (before: 'the partition has N
+    parts but the array has only M cores')."""
+    from chipsched.api import make_instance, solve
+    from chipsched.neurongraph.generators import layered_random
+
+    g = layered_random(layers=layers, width=width, fanin=fanin, seed=seed)
+    inst = make_instance("core_assignment", g, chip)
+    assert g.total_size == inst.n_cores * inst.capacity  # no slack at all
+    for m in ("seed004", "seed004-plus", "seed004-rb"):
+        r = solve("core_assignment", inst, m, seed=seed)
+        core = np.asarray(r.solution.core)
+        loads = np.bincount(core, weights=g.sizes, minlength=inst.n_cores)
+        assert loads.max() <= inst.capacity and core.max() < inst.n_cores
+
+
+def test_fit_to_cores_refuses_only_what_cannot_fit():
+    from chipsched.errors import InputError
+    from chipsched.heuristics.core_assignment import fit_to_cores
+    from chipsched.neurongraph.generators import layered_random
+
+    g = layered_random(layers=3, width=4, fanin=2, seed=0)  # 12 neurons of size 1
+    one_each = np.arange(12)
+    group, k, st = fit_to_cores(g, one_each, 12, capacity=2, cores=6)
+    assert k == 6 and np.bincount(group).max() <= 2 and st["groups_dissolved"] == 6
+    with pytest.raises(InputError, match="do not fit 5 cores of 2"):
+        fit_to_cores(g, one_each, 12, capacity=2, cores=5)
+    same, k2, st2 = fit_to_cores(g, one_each, 12, capacity=2, cores=12)
+    assert k2 == 12 and st2 == {} and same is one_each

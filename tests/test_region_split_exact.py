@@ -69,7 +69,8 @@ def test_cpsat_milp_dp_bruteforce_agree_on_chiplets(inst):
 
 
 @given(st.integers(2, 9), st.integers(0, 10**6), st.sampled_from(CHIPS),
-       st.sampled_from(["cost", "period", "latency", "sync_latency"]), st.sampled_from(["layers", "groups"]))
+       st.sampled_from(["cost", "period", "latency", "sync_latency"]),
+       st.sampled_from(["layers", "groups"]))
 @settings(max_examples=80)
 def test_dp_equals_bruteforce(n, seed, chip, obj, items):
     inst = chiplet_instance(random_dag(n, seed), get_chip(chip), objective=obj, items=items)

@@ -264,7 +264,8 @@ def test_every_method_through_solve(chip, objective):
         assert r.status in (Status.OPTIMAL, Status.FEASIBLE)
 
 
-@given(st.integers(2, 9), st.integers(0, 10**6), st.sampled_from(["cost", "period", "latency", "sync_latency"]))
+@given(st.integers(2, 9), st.integers(0, 10**6),
+       st.sampled_from(["cost", "period", "latency", "sync_latency"]))
 @settings(max_examples=30)
 def test_no_heuristic_beats_the_optimum(n, seed, objective):
     w = random_dag(n, seed)

@@ -67,8 +67,19 @@ def _too_large(n_items: int, n_slots: int, n_edges: int, what: str) -> MethodOut
     return None
 
 
+def _own_value(instance: Instance, inp: Any, core: np.ndarray) -> float:
+    """The objective of ``core`` by the model input's own arithmetic (edge list,
+    Manhattan hops). A time-limited CP-SAT/MILP incumbent's model value can exceed it:
+    the model's distance variables are only bounded below by |Δrow| + |Δcol|."""
+    cols = inp.cols
+    a, b = core[inp.u], core[inp.v]
+    hops = np.abs(a // cols - b // cols) + np.abs(a % cols - b % cols)
+    w = inp.w.astype(np.int64)
+    return instance.objective_from_traffic(int((w * hops).sum()), int(w[a != b].sum()))
+
+
 def _output(instance: Instance, out: Any, core: np.ndarray | None, formulation: str,
-            bound_valid: bool = True) -> MethodOutput:
+            bound_valid: bool = True, inp: Any = None) -> MethodOutput:
     stats = {**out.stats, "formulation": formulation, "backend": out.backend,
              "solver_s": round(out.wall_s, 4)}
     def scale(x: float) -> float:
@@ -77,10 +88,19 @@ def _output(instance: Instance, out: Any, core: np.ndarray | None, formulation: 
     bound = None
     if bound_valid and out.bound is not None:
         bound = scale(out.bound)
+        if instance.objective.name in ("traffic", "cut"):
+            # integer edge weights × integer hops: every objective is an integer, so a
+            # fractional LP/MILP bound (497.478) rounds up (less the solver's tolerance)
+            bound = float(math.ceil(bound - 1e-6 * max(1.0, abs(bound))))
     if core is None:
         return MethodOutput(out.status, None, bound=bound, stats=stats,
                             message="no solution found")
     obj = scale(out.objective) if out.objective is not None else None
+    if inp is not None:
+        model = obj
+        obj = _own_value(instance, inp, np.asarray(core, dtype=np.int64))
+        return MethodOutput(out.status, Solution(core), objective=obj, bound=bound,
+                            stats=stats, model_objective=model)
     return MethodOutput(out.status, Solution(core), objective=obj, bound=bound, stats=stats)
 
 
@@ -116,7 +136,7 @@ def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutp
     if instance.objective.name == "cut":
         fn = cpsat_partition if backend == "cpsat" else milp_partition
         out, core = fn(inp, options, hint)
-        return _output(instance, out, core, "partition (a)")
+        return _output(instance, out, core, "partition (a)", inp=inp)
     qap = instance.forced_partition
     if qap and inp.n > inp.cores:
         return MethodOutput(Status.INFEASIBLE, message=f"no two vertices fit on one core and "
@@ -125,7 +145,25 @@ def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutp
         out, core = (cpsat_qap if qap else cpsat_joint)(inp, options, hint)
     else:
         out, core = milp_mesh(inp, options, qap, hint)
-    return _output(instance, out, core, "qap (b)" if qap else "joint (c)")
+    res = _output(instance, out, core, "qap (b)" if qap else "joint (c)", inp=inp)
+    return _keep_better_warm_start(instance, inp, hint, res)
+
+
+def _keep_better_warm_start(instance: Instance, inp: Any, hint: np.ndarray | None,
+                            res: MethodOutput) -> MethodOutput:
+    """A solver stopped by its time limit can end on an incumbent worse than the warm
+    start it was given (CP-SAT hints are not guaranteed to be kept): return the warm
+    start then, with the solver's bound."""
+    if hint is None or res.status is Status.OPTIMAL:
+        return res
+    hv = _own_value(instance, inp, np.asarray(hint, dtype=np.int64))
+    if res.objective is not None and res.objective <= hv:
+        return res
+    return MethodOutput(res.status if res.objective is not None else Status.TIME_LIMIT,
+                        Solution(np.asarray(hint, dtype=np.int64)), objective=hv,
+                        bound=res.bound, stats={**res.stats, "kept_warm_start": True},
+                        message="the solver ended above its warm start; the warm start is "
+                                "reported with the solver's bound")
 
 
 @method(D, "cpsat", "exact", "CP-SAT: k-way min-cut partition (cut), QAP with integer "

@@ -51,6 +51,7 @@ from .placement import (
     MAX_ITER,
     TOP_FRACTION,
     check_fits,
+    fit_to_cores,
     force_directed,
     place_random,
     place_recursive_bisection,
@@ -134,12 +135,21 @@ def _partition_kw(params: PartitionParams) -> dict[str, Any]:
             "passes": params.passes}
 
 
+def _fit(instance: Instance, res: Any) -> Any:
+    """``res`` with at most as many groups as cores (:func:`fit_to_cores`; a tight chip
+    otherwise fails although the graph fits)."""
+    if res.n_groups <= instance.n_cores:
+        return res
+    group, g, st = fit_to_cores(instance.graph, res.group, res.n_groups, instance.capacity,
+                                instance.n_cores)
+    return type(res)(group, g, instance.graph.cut_weight(group), {**res.stats, **st})
+
+
 def _partition(instance: Instance, seed: int, stages: _Stages, params: PartitionParams):
     res = seed004_partition(instance.graph, instance.capacity, seed, progress=stages.note,
                             **_partition_kw(params))
     stages.done("partition")
-    check_fits(res.n_groups, instance.rows, instance.cols)
-    return res
+    return _fit(instance, res)
 
 
 def seed004_mapping(instance: Instance, seed: int = 0,
@@ -209,7 +219,7 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
                          refine_passes=params.refine_passes, slack=params.slack,
                          progress=st.note)
     st.done("partition")
-    check_fits(res.n_groups, instance.rows, instance.cols)
+    res = _fit(instance, res)
     q = instance.graph.contract(res.group, res.n_groups)
     gc, pst = plus_placement(q, instance.rows, instance.cols, int(ss[1]),
                              max_iter=params.max_iter, top_fraction=params.top_fraction)
@@ -229,9 +239,8 @@ class KLParams(PartitionParams):
 def seed004_kl(instance: Instance, options: SolveOptions, params: KLParams) -> MethodOutput:
     bis = kl_bisector(params.max_iter)
     ss = np.random.SeedSequence(options.seed).generate_state(2)
-    res = seed004_partition(instance.graph, instance.capacity, int(ss[0]), bisector=bis,
-                            **_partition_kw(params))
-    check_fits(res.n_groups, instance.rows, instance.cols)
+    res = _fit(instance, seed004_partition(instance.graph, instance.capacity, int(ss[0]),
+                                           bisector=bis, **_partition_kw(params)))
     q = instance.graph.contract(res.group, res.n_groups)
     gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]), bisector=bis)
     gc, fs = force_directed(q, gc, instance.rows, instance.cols)

@@ -56,6 +56,82 @@ def check_fits(n_groups: int, rows: int, cols: int) -> None:
                          "(neuro-RxC-kCAP)")
 
 
+def fit_to_cores(graph: NeuronGraph, group: np.ndarray, n_groups: int, capacity: int,
+                 cores: int) -> tuple[np.ndarray, int, dict[str, int]]:
+    """Make a partition with more groups than cores fit the array [ours; issue 11]: the
+    lightest group is dissolved — each of its vertices (largest first) to the group it
+    is most connected to among those with room (ties: the fullest that fits) — until
+    ``cores`` groups remain; if no group can be dissolved, every vertex is repacked
+    first-fit decreasing into ``cores`` groups. Fails (one line) only when the total
+    size exceeds cores × capacity, a vertex exceeds a core, or the repacking fails.
+    Returns (group, G, stats); unchanged when G ≤ cores."""
+    if n_groups <= cores:
+        return group, n_groups, {}
+    total = int(graph.sizes.sum())
+    if total > cores * capacity:
+        raise InputError("cores", f"{total:,} neurons do not fit {cores} cores of "
+                         f"{capacity}", "use a larger array (chip neuro-RxC) or a larger "
+                         "capacity (neuro-RxC-kCAP)")
+    if int(graph.sizes.max()) > capacity:
+        raise InputError("cores", f"a vertex of size {int(graph.sizes.max())} exceeds the "
+                         f"core capacity {capacity}", "use a larger capacity")
+    g = np.array(group, dtype=np.int64, copy=True)
+    load = np.bincount(g, weights=graph.sizes, minlength=n_groups).astype(np.int64)
+    alive = np.ones(n_groups, dtype=bool)
+    merged = 0
+    stuck: set[int] = set()
+    while alive.sum() > cores:
+        cands = [k for k in np.argsort(load, kind="stable") if alive[k] and k not in stuck]
+        if not cands:
+            break
+        k = int(cands[0])
+        verts = np.flatnonzero(g == k)
+        verts = verts[np.argsort(-graph.sizes[verts], kind="stable")]
+        new_load = load.copy()
+        moved: list[tuple[int, int]] = []
+        ok = True
+        for v in verts:
+            conn: dict[int, int] = {}
+            for j in range(graph.indptr[v], graph.indptr[v + 1]):
+                t = int(g[graph.indices[j]])
+                if t != k:
+                    conn[t] = conn.get(t, 0) + int(graph.weights[j])
+            room = [t for t in np.flatnonzero(alive) if t != k and
+                    new_load[t] + graph.sizes[v] <= capacity]
+            if not room:
+                ok = False
+                break
+            t = max(room, key=lambda t: (conn.get(int(t), 0), new_load[t]))
+            new_load[t] += graph.sizes[v]
+            moved.append((int(v), int(t)))
+        if not ok:
+            stuck.add(k)
+            continue
+        for v, t in moved:
+            g[v] = t
+        load = new_load
+        load[k] = 0
+        alive[k] = False
+        merged += 1
+    repacked = 0
+    if alive.sum() > cores:  # fragmentation: first-fit decreasing over all vertices
+        order = np.argsort(-graph.sizes, kind="stable")
+        bins = np.zeros(cores, dtype=np.int64)
+        for v in order:
+            t = int(np.argmax(bins + graph.sizes[v] <= capacity))
+            if bins[t] + graph.sizes[v] > capacity:
+                raise InputError("cores", f"could not pack {total:,} neurons into {cores} "
+                                 f"cores of {capacity} (bin packing)",
+                                 "use a larger array or capacity")
+            bins[t] += graph.sizes[v]
+            g[v] = t
+        repacked = 1
+    _, g = np.unique(g, return_inverse=True)
+    g = g.astype(np.int64)
+    return g, int(g.max()) + 1, {"groups_dissolved": merged, "repacked": repacked,
+                                 "groups_before_fit": int(n_groups)}
+
+
 # ---------------------------------------------------------------------------------------
 # step 6: recursive-bisection placement
 

@@ -222,3 +222,8 @@ def render(instance: Instance, result: Any, plot: str | os.PathLike[str] | None 
         plot_mesh_heatmap(instance, result.solution, plot)
         parts.append(Text(f"heat map drawn in {plot}"))
     return Group(*parts)
+
+
+#: the quick heuristics whose best mapping warm-starts the exact methods (CP-SAT, MILP,
+#: branch and bound) when no warm start is given (``SolveOptions.auto_warm_start``)
+WARM_START_FROM = ("seed004-plus", "seed004")
