@@ -168,7 +168,9 @@ def _best_heuristic(dec: Decision, instance: Any, opts: SolveOptions, reg: Regis
             r = solve(dec.name, instance, h, options=opts.replace(warm_start=None,
                                                                   progress=None),
                       registry_=reg, _chain=(method, h))
-        except NotApplicable:
+        except ConsistencyError:  # a bug in the heuristic: never hidden
+            raise
+        except ChipschedError:  # not applicable, or failing: the others may still serve
             continue
         if r.objective is not None and (best is None or r.objective < best.objective):
             best = r
@@ -210,17 +212,27 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
         raise InputError("warm start", f"{decision}/{method} takes no warm start",
                          "methods that do: " + ", ".join(n for n, x in dec.methods.items()
                                                           if x.warm_start))
-    reason = m.not_applicable(instance, params, problem.platform(instance),
-                              problem.describe_platform, warm=opts.warm_start is not None)
-    if reason:
-        raise NotApplicable(f"method {decision}/{method}",
-                            f"does not apply to {problem.instance_name(instance)}: {reason}",
-                            reason=reason)
-    if opts.warm_start is None and opts.auto_warm_start and m.exact and m.warm_start \
-            and dec.warm_start_from and not _chain:
-        warm_from = _best_heuristic(dec, instance, opts, reg, method)
-        if warm_from is not None:
-            opts = opts.replace(warm_start=warm_from)
+    auto_warm = opts.warm_start is None and opts.auto_warm_start and m.exact and \
+        m.warm_start and bool(dec.warm_start_from) and not _chain
+
+    def refuse_unless_applicable(warm: bool) -> None:
+        reason = m.not_applicable(instance, params, problem.platform(instance),
+                                  problem.describe_platform, warm=warm)
+        if reason:
+            raise NotApplicable(f"method {decision}/{method}", f"does not apply to "
+                                f"{problem.instance_name(instance)}: {reason}", reason=reason)
+
+    # a method that applies only with a warm start applies when the face will find one
+    refuse_unless_applicable(opts.warm_start is not None or auto_warm)
+    warm_start_s = None
+    if auto_warm:
+        t_h = time.perf_counter()
+        best_h = _best_heuristic(dec, instance, opts, reg, method)
+        warm_start_s = time.perf_counter() - t_h
+        if best_h is not None:
+            opts = opts.replace(warm_start=best_h)
+        else:
+            refuse_unless_applicable(False)
     warm, warm_from = _warm_solution(dec, instance, opts.warm_start, opts, reg,
                                      (*_chain, method))
     opts = opts.replace(warm_start=warm)
@@ -242,6 +254,8 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
     stats = dict(out.stats)
     if warm_from:
         stats.setdefault("warm_start_from", warm_from)
+    if warm_start_s is not None:  # the heuristics ran before the method's own clock
+        stats["warm_start_s"] = warm_start_s
     if out.objective is not None:
         stats["reported_objective"] = float(out.objective)
     if out.model_objective is not None:

@@ -531,6 +531,9 @@ def solve_cmd(
                              "use a .png, .svg or .pdf file")
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors, option))
+    if plot is not None and getattr(inst, "platform", "") == "soc":
+        raise InputError("--plot", "a processor-chain (SoC) split has no grid to draw",
+                         "leave --plot out for SoC instances")
     bar, report = _progress_callback(not json_ and not log)
     opts = SolveOptions(time_limit=time_limit, seed=seed, threads=threads,
                         milp_solver=milp_solver, progress=report, warm_start=warm_start,

@@ -34,13 +34,17 @@ def read_data(path: str | os.PathLike[str]) -> Any:
             raise InputError(f"{p}:{exc.lineno}", f"malformed JSON: {exc.msg}",
                              "fix the syntax at that line") from None
     try:
-        return yaml.safe_load(text)
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(where, f"malformed YAML: {problem}", "fix the syntax at that line") \
             from None
+    if data is None:  # only comments
+        raise InputError(str(p), "file holds no data (only comments)",
+                         "give a YAML or JSON document")
+    return data
 
 
 def check_output_file(path: str | os.PathLike[str], field: str = "--out") -> Path:
@@ -93,7 +97,9 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[Any], None],
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
     try:
-        with os.fdopen(fd, mode) as fh:
+        text = "b" not in mode  # UTF-8 whatever the locale: YAML keeps µ and ×
+        with (os.fdopen(fd, mode, encoding="utf-8", newline="") if text
+              else os.fdopen(fd, mode)) as fh:
             writer(fh)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, p)

@@ -117,7 +117,8 @@ def comparison_table(results: Sequence[Result], instance: Any = None, title: str
         ok = [r for r in g if r.objective is not None]
         best = min(ok, key=lambda r: r.objective) if ok else g[0]
         bounds = [r.bound for r in g if r.bound is not None]
-        bound = max(bounds) if bounds else None
+        # the best run's own bound and gap (one run's figures); else the best bound
+        bound = best.bound if best.bound is not None else (max(bounds) if bounds else None)
         mark = "†" * (spaces.index(best.space) + 1) if best.space in spaces and \
             bound is not None else ""
         statuses = sorted({r.status.value for r in g})
@@ -135,7 +136,7 @@ def comparison_table(results: Sequence[Result], instance: Any = None, title: str
         row += [scaled(bound) + mark, "" if gap is None else f"{100 * gap:.2f}",
                 rel(best.objective, bb), rel(best.objective, bf),
                 "" if all(r.status.value == "skipped" for r in g) else
-                sig(statistics.fmean(r.wall_s for r in g), 3)]
+                sig(statistics.fmean(r.wall_s for r in g if r.status.value != "skipped"), 3)]
         rows.append(tuple(row))
     notes = [f"{'†' * (i + 1)} bound of the restricted space: {s}"
              for i, s in enumerate(spaces)]
@@ -171,9 +172,8 @@ def _markdown(t: PaperTable) -> str:
     out.append("| " + " | ".join(esc(h) for h in t.headers) + " |")
     out.append("|" + "|".join("---:" if a == "r" else "---" for a in t.align) + "|")
     out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in t.rows]
-    if t.notes:
-        out.append("")
-        out += [esc(n) for n in t.notes]
+    for n in t.notes:  # one paragraph each
+        out += ["", esc(n)]
     return "\n".join(out) + "\n"
 
 

@@ -330,6 +330,17 @@ def _numel(shape: Shape | None) -> int | None:
     return math.prod(shape)  # type: ignore[arg-type]
 
 
+def _weight_operands(op: str, node: onnx.NodeProto, const_in: list[str]) -> list[str]:
+    """The constant operands of an element-wise-class op that count as parameters: not
+    the indices of a gather/scatter (input 1) nor OneHot's depth and values."""
+    if op == "OneHot":
+        return []
+    if op in _INDEXED:
+        skip = {node.input[1]} if len(node.input) > 1 else set()
+        return [t for t in const_in if t not in skip]
+    return const_in
+
+
 def _fold2(dims: Iterable[int]) -> tuple[int, int]:
     """Spatial dims → (height, width): 1-D gives (L, 1), 3-D+ folds the leading dims."""
     d = list(dims)
@@ -536,7 +547,8 @@ class _Converter:
         if len({self.acts[t].key for t in act_in}) == 1:  # one producer: fold
             src = self.acts[act_in[0]]
             rec = self.recs[src.origin] if src.origin is not None else None
-            added = sum(self._const_weights(rec, t, explicit=False) for t in const_in)
+            added = sum(self._const_weights(rec, t, explicit=False)
+                        for t in _weight_operands(op, node, const_in))
             if rec is not None and added and op in ("Add", "Sub") and rec.kind in MAC_KINDS:
                 rec.has_bias = True
             n = _numel(shape)
@@ -547,7 +559,7 @@ class _Converter:
         n_ops = max(1, len(ins) - 1) if op in _VARIADIC else 1
         rec = self._new(index, node, OpKind.ELTWISE, dims,
                         dims["K"] * dims["H"] * dims["W"] * n_ops, where, act_in)
-        for t in const_in:
+        for t in _weight_operands(op, node, const_in):
             self._const_weights(rec, t, explicit=False)
 
     # -- MAC ops ------------------------------------------------------------------------
@@ -645,7 +657,8 @@ class _Converter:
             axes = self._const_ints(node.input[1])
         if axes is not None:
             spatial = {a % len(sx) for a in axes} == set(range(2, len(sx)))
-            if len(sx) >= 3 and spatial and op in ("ReduceMean", "ReduceMax"):
+            # rank ≥ 4 (N, C, H, W…): a (B, T, D) mean over D is LayerNorm's, not a pool
+            if len(sx) >= 4 and spatial and op in ("ReduceMean", "ReduceMax"):
                 R, S = _fold2(sx[2:])
                 dims = {"K": sx[1], "C": sx[1], "H": 1, "W": 1, "R": R, "S": S}
                 self._new(index, node, OpKind.POOL, dims, sx[1] * R * S, where, [x])

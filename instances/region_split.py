@@ -6,7 +6,7 @@ or a region_split instance file — YAML/JSON with a top-level ``region_split:``
 
     region_split:
       network: resnet50          # a library name or a network file (relative to this file)
-      objective: period          # cost | period | latency
+      objective: period          # cost | period | latency | sync_latency
       batch: 1
       max_regions: 8
       items: groups              # chiplet grids: groups (seed 000's S) or layers

@@ -274,3 +274,32 @@ def test_neuron_edge_estimate_tracks_the_built_graph():
         w = get_network(name)
         built = from_workload(w, g).m
         assert built <= estimate_edges(w, g) <= 1.3 * built
+
+
+def test_plot_on_a_soc_split_is_refused_before_solving(tmp_path):
+    out = tmp_path / "r.json"
+    res = run("solve", "region_split", "-i", "tiny", "-c", "soc-npu-gpu-cpu", "-m", "dp",
+              "--plot", str(tmp_path / "p.png"), "--out", str(out))
+    one_line_error(res, "--plot", "SoC")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_comment_only_yaml_is_empty(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("# nothing here\n")
+    one_line_error(run("show", "chip", str(f)), "only comments")
+
+
+def test_auto_warm_start_makes_warm_only_methods_applicable():
+    """cpsat-place needs groups; with no warm start the face's heuristics bring them."""
+    from chipsched.api import make_instance, solve
+
+    from chipsched.api import NotApplicable
+
+    inst = make_instance("core_assignment", "stencil:nx=48,ny=48")
+    with pytest.raises(NotApplicable, match="groups"):
+        solve("core_assignment", inst, "cpsat-place", time_limit=2, auto_warm_start=False)
+    r = solve("core_assignment", inst, "cpsat-place", time_limit=2)
+    assert r.solution is not None
+    assert r.metrics["solver"]["warm_start_from"].startswith("seed004")
+    assert r.metrics["solver"]["warm_start_s"] >= 0

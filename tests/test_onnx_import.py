@@ -476,3 +476,22 @@ def test_fallback_is_reachable_from_the_command_line(tmp_path):
     assert [ly["name"] for ly in json.loads(res.stdout)["layers"]] == ["conv", "top5"]
     one_line_error(run("show", "network", f"{f}:fallback=maybe"), "fallback", "true or false")
     one_line_error(run("show", "network", f"{f}:colour=red"), "colour", "fallback")
+
+
+def test_index_tensors_are_not_weights_and_layernorm_means_are_not_pools():
+    nodes = [conv("c1", "x", "w", "a"), conv("c2", "x", "w2", "b"),
+             helper.make_node("ScatterElements", ["a", "idx", "b"], ["s"], name="scatter",
+                              axis=1)]
+    m = model(nodes, [inp("x", [1, 3, 6, 6])], [out("s")],
+              [init("w", (8, 3, 3, 3)), init("w2", (8, 3, 3, 3)),
+               init("idx", (1, 8, 4, 4), np.int64, np.zeros((1, 8, 4, 4)))])
+    wl = load_onnx(m)
+    assert wl.layers[wl.index("scatter")].weight_elems == 0
+    assert wl.total_params == 2 * 8 * 27
+    # a (B, T, D) mean over D (LayerNorm written out) is element-wise, not a pool
+    ln = model([helper.make_node("MatMul", ["x", "w"], ["h"], name="fc"),
+                helper.make_node("ReduceMean", ["h"], ["mu"], name="mean", axes=[-1]),
+                helper.make_node("Sub", ["h", "mu"], ["y"], name="center")],
+               [inp("x", [1, 16, 64])], [out("y")], [init("w", (64, 64))])
+    red = load_onnx(ln).layers[1]
+    assert red.name == "mean" and red.kind is OpKind.ELTWISE and red.ops == 16 * 64

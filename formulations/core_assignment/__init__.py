@@ -159,11 +159,12 @@ def _keep_better_warm_start(instance: Instance, inp: Any, hint: np.ndarray | Non
     hv = _own_value(instance, inp, np.asarray(hint, dtype=np.int64))
     if res.objective is not None and res.objective <= hv:
         return res
+    why = ("the solver found no solution in time" if res.objective is None else
+           "the solver ended above its warm start")
     return MethodOutput(res.status if res.objective is not None else Status.TIME_LIMIT,
                         Solution(np.asarray(hint, dtype=np.int64)), objective=hv,
                         bound=res.bound, stats={**res.stats, "kept_warm_start": True},
-                        message="the solver ended above its warm start; the warm start is "
-                                "reported with the solver's bound")
+                        message=f"{why}; the warm start is reported with the solver's bound")
 
 
 @method(D, "cpsat", "exact", "CP-SAT: k-way min-cut partition (cut), QAP with integer "

@@ -4,8 +4,8 @@ Chiplet grid (seed 000). The search space: cut the item sequence (pipeline group
 of S in depth order, or layers) into contiguous regions, give each m ≥ 1
 sub-chiplets, Σ m ≤ M, at most ``max_regions`` regions. Every model is built over
 the table ``c[i, j, m]`` of stage times (:func:`chipsched.problems.region_split.
-chiplet_stage_table`) and the objective is Σ c (``cost``), max c (``period``) or
-R·max c (``latency``).
+chiplet_stage_table`) and the objective is Σ c (``cost``, ``latency``), max c
+(``period``) or R·max c (``sync_latency``).
 
 * :func:`dp_chiplet` — the dynamic program over (regions, prefix, sub-chiplets used);
   exact for the fixed item order, i.e. for the whole space; no pruning.
@@ -14,7 +14,7 @@ R·max c (``latency``).
   sub-chiplet budget and the region limit. Options are pruned first
   (:func:`chiplet_options`) by rules that keep an optimal solution: only counts that
   strictly lower a segment's time (Pareto in m); no segment slower than a known
-  solution's objective (UB); for period/latency no more sub-chiplets than needed to
+  solution's objective (UB); for period/sync_latency no more sub-chiplets than needed to
   reach a proven lower bound on the period (LB); for cost, no option whose cheapest
   completion (budget ignored) exceeds the UB.
 * brute force — every partition and every count vector, costed by the evaluator's

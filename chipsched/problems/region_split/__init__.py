@@ -28,10 +28,11 @@ SoC ``stage = Σ layer times on its processor / (1 − background load) + handov
     buffer between consecutive sub-models of seed 001).
 
 Objectives (all minimized): ``cost`` = Σ stages (the document's additive cost
-Σ region costs + Σ transfers, i.e. the t1 + t2 + t3 accounting; also the latency of
-one frame through an empty pipeline), ``period`` = the slowest stage (1/throughput),
-``latency`` = R · period, the latency of a frame in the steady-state pipeline where
-the R stages hand frames over through double buffers once per period.
+Σ region costs + Σ transfers, i.e. the t1 + t2 + t3 accounting), ``period`` = the
+slowest stage (1/throughput), ``latency`` = Σ stages too, named for what it is: a
+frame passes every stage once, compute and transfers included; ``sync_latency`` =
+R · period, a frame's latency in a lock-step pipeline where the R stages hand frames
+over through double buffers once per period.
 
 :func:`evaluate` is the only place objective values are computed. It sums region
 costs directly (:func:`chiplet_stage`, :func:`soc_stage`); the exact models use the

@@ -165,6 +165,8 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
             for ts, es, node in _nondominated(seg):
                 for k, (d, e, _) in enumerate(front[i]):
                     cands.append((d + ts, e + es, (i, k, node)))
+            if len(cands) > max_points:  # before the list itself exhausts memory
+                break
         if len(cands) > max_points or held > 5 * max_points:
             raise DPStopped(j - 1, L, {"segment_evaluations": evals, "largest_front": largest,
                                        "dp_s": time.perf_counter() - t0},
