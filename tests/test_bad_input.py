@@ -292,9 +292,7 @@ def test_comment_only_yaml_is_empty(tmp_path):
 
 def test_auto_warm_start_makes_warm_only_methods_applicable():
     """cpsat-place needs groups; with no warm start the face's heuristics bring them."""
-    from chipsched.api import make_instance, solve
-
-    from chipsched.api import NotApplicable
+    from chipsched.api import NotApplicable, make_instance, solve
 
     inst = make_instance("core_assignment", "stencil:nx=48,ny=48")
     with pytest.raises(NotApplicable, match="groups"):
