@@ -98,7 +98,7 @@ def main() -> None:
         warm_best = solve("op_placement", inst, "cpsat", time_limit=limit,
                           threads=args.threads, warm_start=best)
         cold = None if args.quick else solve("op_placement", inst, "cpsat", time_limit=limit,
-                                             threads=args.threads)
+                                             threads=args.threads, auto_warm_start=False)
         rows.append((n, res, warm, cold, (best.method, warm_best)))
         print(f"[{n} done]", file=sys.stderr, flush=True)
 
