@@ -98,14 +98,22 @@ def test_corrupt_files_and_wrong_chip_exit_2(tmp_path):
          "did you mean 'lenet5-neurons'")
 
 
-def test_fewer_cores_than_parts_exit_2(tmp_path):
+def test_more_parts_than_cores_are_fitted_and_only_a_graph_too_large_fails(tmp_path):
+    """Issue 11: seed 004's partition of this tight chip has more groups than cores; the
+    groups are now fitted to the cores instead of failing. A graph larger than the array
+    still fails in one line."""
     p = tmp_path / "tight.json"
     rng = np.random.default_rng(0)
     edges = [[int(a), int(b), 1] for a, b in rng.integers(0, 15, (40, 2)) if a != b]
     p.write_text(json.dumps({"graph": {"sizes": [1] * 15, "edges": edges},
                              "cores": {"rows": 2, "cols": 3, "capacity": 3}}))
-    _bad(run("solve", "core_assignment", "-i", str(p), "-m", "seed004"),
-         "parts but the 2×3 array has only 6 cores")
+    res = run("solve", "core_assignment", "-i", str(p), "-m", "seed004", "--json")
+    assert res.exit_code == 0, res.output
+    core = json.loads(res.stdout)["solution"]["core"]
+    assert max(core) < 6 and max(np.bincount(core)) <= 3
+    p.write_text(json.dumps({"graph": {"sizes": [1] * 15, "edges": edges},
+                             "cores": {"rows": 2, "cols": 3, "capacity": 2}}))
+    _bad(run("solve", "core_assignment", "-i", str(p), "-m", "seed004"), "exceeds")
 
 
 def test_named_instances_fit_their_arrays():

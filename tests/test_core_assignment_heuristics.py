@@ -220,8 +220,10 @@ def test_seed004_end_to_end_and_fewer_cores_than_parts():
     assert out.objective == obj and m["max_core_load"] <= 32
     assert out.stats["groups"] == m["cores_used"] and out.stats["traffic"] == m["traffic"]
     small = Instance("l", g, HW, 3, 4, 32)  # 12 cores: enough room, too few for the parts
-    with pytest.raises(InputError, match=r"parts but the 3×4 array has only 12 cores"):
-        seed004_mapping(small, seed=3)
+    fitted = seed004_mapping(small, seed=3)  # issue 11: groups fitted to the cores
+    _, ms = evaluate(small, fitted.solution)
+    assert ms["max_core_load"] <= 32 and fitted.stats["groups_before_fit"] > 12
+    assert fitted.stats["groups"] <= 12
 
 
 @pytest.mark.parametrize("fn", [metis_partition, kahip_partition])

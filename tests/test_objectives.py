@@ -31,7 +31,8 @@ def test_tile_groups_energy_delay_products():
 
 def test_every_decision_names_its_objective_with_a_unit():
     assert [(o.name, o.unit) for o in REGION.named] == [("cost", "s"), ("period", "s"),
-                                                        ("latency", "s")]
+                                                        ("latency", "s"),
+                                                        ("sync_latency", "s")]
     assert [(o.name, o.unit) for o in CORE.named] == [("traffic", "w·hop"), ("cut", "w"),
                                                       ("energy", "J")]
     assert objectives_for("s").parse("makespan").unit == "s"
