@@ -15,13 +15,12 @@ from rich.table import Table
 
 from chipsched.api import best_bound, best_found
 from chipsched.result import Result
+from chipsched.tables import relative_pct
 
 
 def _rel(x: float | None, ref: float | None) -> str:
-    if x is None or ref is None or ref == 0:
-        return ""
-    pct = 100 * (x - ref) / abs(ref)
-    return f"{0.0 if abs(pct) < 5e-3 else pct:+.2f} %"  # no "-0.00 %" from solver tolerances
+    pct = relative_pct(x, ref)
+    return f"{pct} %" if pct else ""
 
 
 def result_table(results: Sequence[Result], title: str = "") -> Table:

@@ -49,6 +49,15 @@ def unit_scale(values: Sequence[float | None], unit: str) -> tuple[float, str]:
     return 10.0 ** exp, f"×10{str(exp).translate(_SUPERSCRIPT)} {unit}".strip()
 
 
+def relative_pct(x: float | None, ref: float | None) -> str:
+    """(x − ref) / |ref| in percent with a sign, "" when undefined; never "-0.00" from
+    solver tolerances."""
+    if x is None or ref is None or ref == 0:
+        return ""
+    pct = 100 * (x - ref) / abs(ref)
+    return f"{0.0 if abs(pct) < 5e-3 else pct:+.2f}"
+
+
 def sig(x: float | None, digits: int = 4) -> str:
     """``x`` with ``digits`` significant figures, no exponent for 1e-4 ≤ |x| < 1e6."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -97,12 +106,6 @@ def comparison_table(results: Sequence[Result], instance: Any = None, title: str
         groups.setdefault(r.method, []).append(r)
     multi = any(len(g) > 1 for g in groups.values())
 
-    def rel(x: float | None, ref: float | None) -> str:
-        if x is None or ref is None or ref == 0:
-            return ""
-        pct = 100 * (x - ref) / abs(ref)
-        return f"{0.0 if abs(pct) < 5e-3 else pct:+.2f}"
-
     def scaled(x: float | None) -> str:
         return "" if x is None else sig(x / f, digits)
 
@@ -134,7 +137,7 @@ def comparison_table(results: Sequence[Result], instance: Any = None, title: str
             row.append(f"{len(ok)}/{len(g)}")
         gap = best.gap
         row += [scaled(bound) + mark, "" if gap is None else f"{100 * gap:.2f}",
-                rel(best.objective, bb), rel(best.objective, bf),
+                relative_pct(best.objective, bb), relative_pct(best.objective, bf),
                 "" if all(r.status.value == "skipped" for r in g) else
                 sig(statistics.fmean(r.wall_s for r in g if r.status.value != "skipped"), 3)]
         rows.append(tuple(row))
@@ -265,12 +268,6 @@ def bench_table(rows: Sequence[dict[str, Any]], title: str = "", digits: int = 4
         space = next((r.get("space") for r in g if r.get("space")), "")
         mark = "†" * (spaces.index(space) + 1) if space in spaces and bounds else ""
 
-        def rel(x: float | None, ref: float | None) -> str:
-            if x is None or ref is None or ref == 0:
-                return ""
-            pct = 100 * (x - ref) / abs(ref)
-            return f"{0.0 if abs(pct) < 5e-3 else pct:+.2f}"
-
         inst = key[1] + ("" if key[3] in ("{}", "") else f" {key[3]}")
         out.append((key[0], inst, key[2], key[4], "/".join(sorted({r["status"] for r in g})),
                     ulabel, "" if best is None else sig(best / f, digits),
@@ -279,7 +276,7 @@ def bench_table(rows: Sequence[dict[str, Any]], title: str = "", digits: int = 4
                     sig(max(objs) / f, digits) if len(objs) > 1 else "",
                     f"{len(objs)}/{len(g)}",
                     (sig(max(bounds) / f, digits) + mark) if bounds else "",
-                    rel(best, bb), rel(best, bf),
+                    relative_pct(best, bb), relative_pct(best, bf),
                     sig(statistics.fmean(r["wall_s"] for r in g if r.get("wall_s")
                                          is not None), 3)
                     if any(r.get("wall_s") is not None for r in g) else ""))

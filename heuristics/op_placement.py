@@ -76,6 +76,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -605,30 +606,45 @@ def earliest_finish_time(instance: Instance, i: int, p: int, c: int, proc: np.nd
     return s, s + dur
 
 
-def heft_schedule(instance: Instance, insertion: bool = True) -> Solution:
-    """HEFT: rank ops by upward rank, then give each the core with the earliest finish
-    time (ties: the first core in the chip's order)."""
-    wbar = average_computation_cost(instance)
-    cbar = average_communication_cost(instance)
-    order = heft_priority_list(upward_rank(instance, wbar, cbar))
+def _earliest_finish_schedule(instance: Instance, picks: Iterable[int],
+                              cores_of: Callable[[int], Sequence[tuple[int, int]]],
+                              insertion: bool, on_placed: Callable[[int], None] | None = None
+                              ) -> Solution:
+    """The list-scheduling core of HEFT and CPOP: each op, in the order ``picks`` yields
+    them, goes to the core of ``cores_of(op)`` with the earliest finish time (ties: the
+    first in that order); ``on_placed(op)`` lets a dynamic order release successors."""
     n = instance.n_ops
     proc = -np.ones(n, dtype=np.int64)
     core = -np.ones(n, dtype=np.int64)
     start, end = np.zeros(n), np.zeros(n)
     slots: dict[tuple[int, int], list[tuple[float, float]]] = {rc: [] for rc in
                                                                instance.resources}
-    for i in order:
+    for i in picks:
         best = None
-        for p, c in instance.resources:
-            if not instance.runnable[i, p]:
-                continue
+        for p, c in cores_of(i):
             est, eft = earliest_finish_time(instance, i, p, c, proc, end, slots, insertion)
             if best is None or eft < best[0]:
                 best = (eft, est, p, c)
         eft, est, p, c = best
         proc[i], core[i], start[i], end[i] = p, c, est, eft
         bisect.insort(slots[(p, c)], (est, eft))
+        if on_placed is not None:
+            on_placed(i)
     return instance.solution(proc, core, start)
+
+
+def _runnable_cores(instance: Instance, i: int) -> list[tuple[int, int]]:
+    return [(p, c) for p, c in instance.resources if instance.runnable[i, p]]
+
+
+def heft_schedule(instance: Instance, insertion: bool = True) -> Solution:
+    """HEFT: rank ops by upward rank, then give each the core with the earliest finish
+    time (ties: the first core in the chip's order)."""
+    wbar = average_computation_cost(instance)
+    cbar = average_communication_cost(instance)
+    order = heft_priority_list(upward_rank(instance, wbar, cbar))
+    return _earliest_finish_schedule(instance, order,
+                                     lambda i: _runnable_cores(instance, i), insertion)
 
 
 @dataclass(frozen=True)
@@ -691,31 +707,24 @@ def cpop_schedule(instance: Instance, insertion: bool = True) -> Solution:
     cp_core = min(fits, key=lambda r: sum(float(instance.time[i, r[0]]) for i in cp)) \
         if fits else None
     n = instance.n_ops
-    proc = -np.ones(n, dtype=np.int64)
-    core = -np.ones(n, dtype=np.int64)
-    start, end = np.zeros(n), np.zeros(n)
-    slots: dict[tuple[int, int], list[tuple[float, float]]] = {rc: [] for rc in
-                                                               instance.resources}
     waiting = [len(instance.preds[i]) for i in range(n)]
     ready = [(-priority[i], i) for i in range(n) if waiting[i] == 0]
     heapq.heapify(ready)
-    while ready:
-        _, i = heapq.heappop(ready)
-        cands = [cp_core] if i in cp and cp_core is not None else [
-            (p, c) for p, c in instance.resources if instance.runnable[i, p]]
-        best = None
-        for p, c in cands:
-            est, eft = earliest_finish_time(instance, i, p, c, proc, end, slots, insertion)
-            if best is None or eft < best[0]:
-                best = (eft, est, p, c)
-        eft, est, p, c = best
-        proc[i], core[i], start[i], end[i] = p, c, est, eft
-        bisect.insort(slots[(p, c)], (est, eft))
+
+    def picks() -> Iterator[int]:
+        while ready:
+            yield heapq.heappop(ready)[1]
+
+    def release(i: int) -> None:
         for j, _ in instance.succs[i]:
             waiting[j] -= 1
             if waiting[j] == 0:
                 heapq.heappush(ready, (-priority[j], j))
-    return instance.solution(proc, core, start)
+
+    def cores_of(i: int) -> Sequence[tuple[int, int]]:
+        return [cp_core] if i in cp and cp_core is not None else _runnable_cores(instance, i)
+
+    return _earliest_finish_schedule(instance, picks(), cores_of, insertion, release)
 
 
 @method(DECISION, "cpop", "baseline",
