@@ -15,11 +15,18 @@ CP-SAT
   and a shared start ``s[i]``; ``Σ_a l[i,a] = 1``; ``e[i] = s[i] + Σ_a d[i,a] · l[i,a]``.
 * Precedence with transfers: ``s[j] ≥ e[i]`` for every edge, and ``s[j] ≥ e[i] +
   c[e,a,b]`` enforced if ``l[i,a] ∧ l[j,b]`` for classes a ≠ b with a transfer.
-* Makespan ``C ≥ e[i]`` for the sinks, ``C ≥ LB`` with LB = max(critical path at the
-  fastest times, total fastest work / cores) — a valid bound that helps the search.
+* Makespan ``C ≥ e[i] + tail[i]`` for every op (tail: the longest path after i at the
+  fastest times), ``C ≥ LB`` with LB = max(critical path at the fastest times, total
+  fastest work / cores) — valid bounds that help the search.
 * Identical processors between which data moves at a cost are not merged; their
   symmetry is broken: processor k of a group may run op i only if processor k−1 of the
-  group runs an op before i.
+  group runs an op before i; and a redundant cumulative over the group's intervals with
+  capacity = its cores (the relaxation "any of these processors") lets the cumulative
+  propagators reason across the group.
+* Wherever the model has a cumulative, CP-SAT's timetable edge finding and overload
+  checker are switched on (``cumulative_reasoning``; off by default in CP-SAT): on the
+  Kasahara STG sets they close bounds that the default propagation leaves open for
+  minutes.
 * Integer data: times are divided by a resolution τ and **rounded down**, transfers
   too, so that the model's optimum is a valid lower bound on the true one (every real
   schedule, its times floored, is a model schedule). τ = 1 when all data are integers
@@ -212,11 +219,20 @@ def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, 
         if len(cands) > 1:
             m.add_exactly_one(lit[(i, a)] for a in cands)
         m.add(e[i] == s[i] + sum(int(dur[i, a]) * lit[(i, a)] for a in cands))
+    cumulatives = []  # capacities of the cumulative constraints, for the stats
     for a in range(A):
         if cap[a] == 1:
             m.add_no_overlap(intervals[a])
         else:
             m.add_cumulative(intervals[a], [1] * len(intervals[a]), cap[a])
+            cumulatives.append(cap[a])
+    for ids in symmetric:
+        # redundant: identical processors kept apart (transfers between them cost) are
+        # together one resource of their summed capacity — a relaxation the cumulative
+        # propagators (edge finding) reason on, where per-processor no-overlaps cannot
+        group = [iv for a in ids for iv in intervals[a]]
+        m.add_cumulative(group, [1] * len(group), sum(cap[a] for a in ids))
+        cumulatives.append(sum(cap[a] for a in ids))
     ctick = np.floor(T[:, rep][:, :, rep] / tau).astype(np.int64) if len(instance.edges) \
         else np.zeros((0, A, A), dtype=np.int64)
     for k, (i, j) in enumerate(instance.edges):
@@ -246,9 +262,11 @@ def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, 
         cp = float(bottom_levels(instance, fastest).max())
         lb_ticks = int(max(cp, math.ceil(fastest.sum() / sum(cap))))
         cmax = m.new_int_var(min(lb_ticks, horizon), horizon, "makespan")
+        # C ≥ e[i] + the longest path after i at the fastest times, for every op (not only
+        # the sinks): redundant, but it ties every end to the makespan in the LP
+        tail = bottom_levels(instance, fastest) - fastest
         for i in range(n):
-            if not instance.succs[i]:
-                m.add(cmax >= e[i])
+            m.add(cmax >= e[i] + int(tail[i]))
         terms.append(w_time * cmax)
     if w_energy:
         etick = np.floor(np.where(instance.runnable[:, rep], instance.energy[:, rep], 0.0)
@@ -284,7 +302,7 @@ def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, 
         if w_time:  # a complete hint: CP-SAT takes it as its first solution
             hints[cmax] = int(en_t.max())
     info = {"classes": classes, "lit": lit, "s": s, "lb_ticks": lb_ticks, "horizon": horizon,
-            "hints": hints}
+            "hints": hints, "cumulatives": cumulatives}
     return m, info
 
 
@@ -327,10 +345,20 @@ def _scaling(instance: Instance, resolution: float | None) -> tuple[float, float
     return tau, w_time * tau / w_energy, (1, 1), w_time * tau
 
 
+#: CP-SAT parameters switched on when the model has a cumulative constraint (identical
+#: processors or multi-core processors): on the STG sets they turn bounds stuck for
+#: minutes into proofs in under a second (docs/benchmarks.md).
+CUMULATIVE_REASONING = {"use_timetable_edge_finding_in_cumulative": True,
+                        "use_overload_checker_in_cumulative": True}
+
+
 @dataclass(frozen=True)
 class CpsatParams:
     resolution: float | None = param(None, "τ: time units per CP-SAT tick", gt=0,
                                      none="~1e10 ticks over the fastest serial time")
+    cumulative_reasoning: bool = param(True, "timetable edge finding and the overload "
+                                       "checker in cumulative constraints (off: CP-SAT's "
+                                       "defaults)")
 
 
 @method(DECISION, "cpsat", "exact",
@@ -346,7 +374,9 @@ def cpsat(instance: Instance, options: SolveOptions, params: CpsatParams) -> Met
     warm = _warm(instance, options)
     tau, eps, weights, unit = _scaling(instance, params.resolution)
     model, info = build_cpsat(instance, tau, eps, weights, warm)
-    out, solver = solve_cpsat(model, options, info["hints"])
+    extra = CUMULATIVE_REASONING if params.cumulative_reasoning and info["cumulatives"] \
+        else None
+    out, solver = solve_cpsat(model, options, info["hints"], extra)
     bound = None if out.bound is None else float(out.bound) * unit
     stats = {**out.stats, "resolution": tau, "classes": len(info["classes"]),
              "lower_bound": lower_bound(instance), "warm_start": warm is not None}
