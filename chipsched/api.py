@@ -274,7 +274,8 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
                   bound=bound, wall_s=wall, seed=opts.seed if m.randomized or m.exact
                   else None, solution=out.solution, metrics=metrics, objective_name=obj.name,
                   objective_unit=obj.unit, message=message,
-                  instance=problem.instance_name(instance), space=m.space)
+                  instance=problem.instance_name(instance),
+                  space=m.space if out.space is None else out.space)
 
 
 def _chain_solver(reg: Registry, dec: Decision, seen: tuple[str, ...]) -> Callable[..., Result]:

@@ -128,7 +128,7 @@ def exact_placement(inst: Any, sol: Any, method: str, time_limit: float | None,
         raise InputError("method", f"unknown placement method {method!r}",
                          f"use one of {', '.join(v for v in PLACEMENTS.values() if v)}")
     h = inst.hardware
-    flows = placement_flows(inst, sol.regions, sol.counts)
+    flows = placement_flows(inst, sol.regions, sol.counts, sol.order)
     serp = serpentine_placement(h.rows, h.cols, sol.counts)
     start_pl = sol.placement or serp
     start = flows.slot_nodes(start_pl)

@@ -253,6 +253,9 @@ class MethodOutput:
     ``model_tol`` is the most the model's rounding can hide (e.g. one tick per rounded
     term). ``objective_tol`` is the absolute error the method's own arithmetic allows
     (0 for a float tally). ``bound`` is a proven bound (exact and bound methods).
+    ``space``: the solution space this run searched when it differs from the method's
+    declared one (e.g. region_split's models over one item order, which is the whole
+    space only when the item DAG is a chain); ``None``: the declared one.
     """
 
     status: Status
@@ -264,6 +267,7 @@ class MethodOutput:
     objective_tol: float = 0.0
     model_objective: float | None = None
     model_tol: float = 0.0
+    space: str | None = None
 
 
 @dataclass(frozen=True)

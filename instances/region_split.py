@@ -110,13 +110,16 @@ def random_chain(n: int, seed: int, max_channels: int = 64, max_size: int = 16) 
 
 
 def random_dag(n: int, seed: int, edge_prob: float = 0.3, max_channels: int = 64,
-               max_size: int = 16, name: str = "random-dag") -> Workload:
+               max_size: int = 16, name: str = "random-dag", backbone: bool = True
+               ) -> Workload:
     """A random DAG of n layers in topological order.
 
-    Every layer after the first reads its predecessor (so the group graph has a
-    backbone); each other forward pair (s, d) gets an extra edge with probability
-    ``edge_prob``. Layers are convs (random K, C, H = W, 1×1 or 3×3) and now and then
-    an fc or pool, so both systolic branches occur.
+    With ``backbone`` every layer after the first reads its predecessor (so the group
+    graph has a backbone and the layer order is the only topological order); without,
+    it reads one random earlier layer (branches: many topological orders). Each other
+    forward pair (s, d) gets an extra edge with probability ``edge_prob``. Layers are
+    convs (random K, C, H = W, 1×1 or 3×3) and now and then an fc or pool, so both
+    systolic branches occur.
     """
     if n < 1:
         raise InputError("n", f"must be >= 1, got {n}")
@@ -138,8 +141,9 @@ def random_dag(n: int, seed: int, edge_prob: float = 0.3, max_channels: int = 64
                                 in_elems=c * h * h, weight_elems=k * c * r * r))
     edges = []
     for d in range(1, n):
+        first = d - 1 if backbone else int(rng.integers(0, d))
         for s in range(d):
-            if s == d - 1 or rng.random() < edge_prob:
+            if s == first or rng.random() < edge_prob:
                 edges.append((s, d, layers[s].out_elems))
     return Workload(name, tuple(layers), tuple(edges))
 
@@ -229,7 +233,11 @@ def render(inst: Instance, result: Any, plot: str | os.PathLike[str] | None = No
         row.append(_fmt_s(met["stage_s"][r]))
         t.add_row(*row)
     summary = Text(f"cost Σ {_fmt_s(met['cost_s'])} · period {_fmt_s(met['period_s'])} · "
-                   f"latency R·period {_fmt_s(met['latency_s'])}")
+                   f"latency Σ stages {_fmt_s(met['latency_s'])} · sync_latency R·period "
+                   f"{_fmt_s(met['sync_latency_s'])}")
+    if getattr(sol, "order", ()):
+        summary.append("\nitems = positions in the solution's own topological order "
+                       "(the regions are convex sets of the item DAG)")
     if isinstance(inst, ChipletInstance):
         summary.append("\nchiplets = sub-chiplets of the region; stage = D (compute) + C "
                        "(transfer inside, f(M, d, N)) + T (send to later regions, t3)")

@@ -231,5 +231,6 @@ def test_list_decision_shows_declared_parameters():
     d = json.loads(run("list", "region_split", "--json").stdout)
     by = {m["name"]: m for m in d["methods"]}
     assert by["seed000"]["platforms"] == ["chiplet"]
-    assert {p["name"] for p in by["dp"]["params"]} == {"placement", "placement_time_limit"}
+    assert {p["name"] for p in by["dp"]["params"]} == {"max_ideals", "order_only", "placement",
+                                                       "placement_time_limit"}
     assert set(d["platforms"]) == {"chiplet", "soc"}

@@ -1,53 +1,88 @@
-"""Brute force of both platforms: every cut × every count or processor subset."""
+"""Brute force of both platforms: every convex partition (chain of ideals) × every count,
+or every cut × every processor subset."""
 
 from __future__ import annotations
 
 import itertools
 import math
 
+import numpy as np
+
+from chipsched.errors import InputError
 from chipsched.problems.region_split import (
     ChipletInstance,
     ChipletSolution,
     SocInstance,
     SocSolution,
+    chiplet_set_parts,
     chiplet_solution,
-    chiplet_stage,
     combine,
     soc_solution,
     soc_stage,
 )
 from chipsched.solvers.bruteforce import enumerate_best
 
+from .ideals import item_ideals
+
+
+def _ideal_chains(inst: ChipletInstance, cap: int) -> tuple[np.ndarray, list[list[int]]]:
+    """The ideals of the item DAG (≤ ``cap``) and, per ideal, its proper supersets."""
+    memb = item_ideals(inst.n_items, inst.item_edges, cap)
+    if memb is None:
+        raise InputError(f"instance {inst.name}", f"too large for brute force (> {cap:,} "
+                         "ideals)", "use an exact or heuristic method")
+    sup = [[t for t in range(s + 1, len(memb)) if (memb[s] <= memb[t]).all()]
+           for s in range(len(memb))]
+    return memb, sup
+
 
 def brute_chiplet(inst: ChipletInstance, max_candidates: int = 200_000
                   ) -> tuple[float, ChipletSolution, int]:
-    """Every cut of the items into ≤ limit regions × every count vector with Σ ≤ M,
-    costed with the evaluator's direct path. Returns (value, solution, candidates)."""
-    n, M, Rmax = inst.n_items, inst.chiplets, inst.region_limit
-    size = chiplet_candidates(inst)
+    """Every chain of ideals ∅ ⊂ I₁ ⊂ … ⊂ all items (every convex partition of the item
+    DAG into ≤ limit stages, in dependency order) × every count vector with Σ ≤ M,
+    costed with the evaluator's set path (:func:`chiplet_set_parts`). Returns (value,
+    solution, candidates)."""
+    M, Rmax = inst.chiplets, inst.region_limit
+    size = chiplet_candidates(inst, max_candidates)
+    memb, sup = _ideal_chains(inst, max(max_candidates, 2))
+    last = len(memb) - 1
     cache: dict[tuple[int, int, int], float] = {}
 
     def stage(a: int, b: int, m: int) -> float:
         key = (a, b, m)
         if key not in cache:
-            cache[key] = chiplet_stage(inst, a, b, m)
+            cache[key] = sum(chiplet_set_parts(inst, np.flatnonzero(memb[b] & ~memb[a]), m))
         return cache[key]
 
-    def candidates():
-        for R in range(1, Rmax + 1):
-            for cuts in itertools.combinations(range(1, n), R - 1):
-                starts = (0, *cuts)
-                regs = tuple((starts[k], (starts[k + 1] - 1) if k + 1 < R else n - 1)
-                             for k in range(R))
-                for cnts in itertools.product(range(1, M - R + 2), repeat=R):
-                    if sum(cnts) <= M:
-                        yield regs, cnts
+    def chains(s: int, depth: int):
+        if s == last:
+            yield (s,)
+            return
+        if depth == Rmax:
+            return
+        for t in sup[s]:
+            for rest in chains(t, depth + 1):
+                yield (s, *rest)
 
-    res = enumerate_best(candidates(), lambda rc: combine(
-        inst.objective, [stage(a, b, m) for (a, b), m in zip(rc[0], rc[1], strict=True)]),
+    def candidates():
+        for ch in chains(0, 0):
+            R = len(ch) - 1
+            for cnts in itertools.product(range(1, M - R + 2), repeat=R):
+                if sum(cnts) <= M:
+                    yield ch, cnts
+
+    res = enumerate_best(candidates(), lambda cc: combine(
+        inst.objective, [stage(a, b, m) for a, b, m in zip(cc[0], cc[0][1:], cc[1],
+                                                           strict=False)]),
         size=size, max_candidates=max_candidates, what=f"instance {inst.name}")
-    regs, cnts = res.best
-    return res.value, chiplet_solution(inst, regs, cnts), res.count
+    ch, cnts = res.best
+    order: list[int] = []
+    regs = []
+    for a, b in zip(ch, ch[1:], strict=False):
+        items = np.flatnonzero(memb[b] & ~memb[a]).tolist()
+        regs.append((len(order), len(order) + len(items) - 1))
+        order.extend(items)
+    return res.value, chiplet_solution(inst, regs, cnts, order), res.count
 
 
 def brute_soc(inst: SocInstance, max_candidates: int = 500_000
@@ -79,10 +114,29 @@ def brute_soc(inst: SocInstance, max_candidates: int = 500_000
     return res.value, soc_solution(regs, procs), res.count
 
 
-def chiplet_candidates(inst: ChipletInstance) -> int:
-    """How many (cut, counts) candidates :func:`brute_chiplet` enumerates."""
+def chiplet_candidates(inst: ChipletInstance, cap: int | None = None) -> int:
+    """How many (chain of ideals, counts) candidates :func:`brute_chiplet` enumerates.
+
+    Chains with r stages are counted by a DP over the ideals. The cuts of the item order
+    alone are a lower bound; when they exceed ``cap`` the ideals are not enumerated and
+    that bound is returned (it already refuses)."""
     n, M, Rmax = inst.n_items, inst.chiplets, inst.region_limit
-    return sum(math.comb(n - 1, R - 1) * math.comb(M, R) for R in range(1, Rmax + 1))
+    order_only = sum(math.comb(n - 1, R - 1) * math.comb(M, R) for R in range(1, Rmax + 1))
+    if inst.item_order_is_total or (cap is not None and order_only > cap):
+        return order_only
+    # every ideal but ∅ and all items splits the DAG in two stages (C(M, 2) counts each)
+    per_ideal = math.comb(M, 2) if Rmax >= 2 else 0
+    limit = 20_000 if cap is None else min(20_000, cap // max(per_ideal, 1) + 3)
+    memb = item_ideals(n, inst.item_edges, limit)
+    if memb is None:
+        return max(order_only, (limit - 2) * per_ideal + M)
+    K = len(memb)
+    N = np.zeros((K, Rmax + 1), dtype=object)
+    N[0, 0] = 1
+    for t in range(1, K):
+        for s in np.flatnonzero((memb[:t] <= memb[t]).all(axis=1)):
+            N[t, 1:] += N[s, :-1]
+    return int(sum(N[K - 1, R] * math.comb(M, R) for R in range(1, Rmax + 1)))
 
 
 def soc_candidates(inst: SocInstance) -> int:

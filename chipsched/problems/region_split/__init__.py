@@ -52,6 +52,7 @@ from chipsched.workload import Workload
 from .compute import apportion, group_times, layer_items, lpt_makespan
 from .evaluate import (
     chiplet_parts,
+    chiplet_set_parts,
     chiplet_stage,
     chiplet_stage_table,
     describe_regions,
@@ -82,6 +83,7 @@ from .solution import (
     ChipletSolution,
     SocSolution,
     Solution,
+    check_order,
     check_regions,
     chiplet_solution,
     serpentine_order,
@@ -96,7 +98,8 @@ __all__ = [
     "COLLECTIVES", "CHIPLET_OPTIONS", "DEFAULT_THRESHOLD_S", "ITEMS", "OBJECTIVES",
     "PROBLEM", "SOC_OPTIONS", "ChipletInstance", "ChipletSolution", "Instance", "LoadTrace",
     "PlacementFlows", "Solution", "SocInstance", "SocSolution", "TransferModel", "apportion",
-    "check_regions", "chiplet_instance", "chiplet_parts", "chiplet_solution",
+    "check_order", "check_regions", "chiplet_instance", "chiplet_parts",
+    "chiplet_set_parts", "chiplet_solution",
     "chiplet_stage", "chiplet_stage_table", "combine", "describe_regions", "evaluate",
     "expected_cost", "group_times", "layer_items", "lpt_makespan", "make_instance",
     "placement_flows", "placement_qap", "region_bytes", "rounded_flows",

@@ -14,7 +14,14 @@ from chipsched.errors import InputError
 from .instance import ChipletInstance, Instance, SocInstance
 from .objectives import combine
 from .placement import placement_flows
-from .solution import ChipletSolution, SocSolution, Solution, check_regions, serpentine_placement
+from .solution import (
+    ChipletSolution,
+    SocSolution,
+    Solution,
+    check_order,
+    check_regions,
+    serpentine_placement,
+)
 
 
 def chiplet_parts(inst: ChipletInstance, i: int, j: int, m: int) -> tuple[float, float, float]:
@@ -22,6 +29,20 @@ def chiplet_parts(inst: ChipletInstance, i: int, j: int, m: int) -> tuple[float,
     D = float(inst.group_time[i:j + 1, m - 1].sum())
     C = float(inst.transfer.within(m, inst.internal_bytes(i, j)))
     T = float(inst.transfer.between(inst.sent_bytes(i, j)))
+    return D, C, T
+
+
+def chiplet_set_parts(inst: ChipletInstance, items: Sequence[int], m: int
+                      ) -> tuple[float, float, float]:
+    """(D, C, T) of a region given as a convex set of items on m sub-chiplets (s): C
+    moves the bytes of the edges inside the set, T those leaving it (convexity puts
+    every consumer outside the set in a later stage)."""
+    x = np.asarray(items, dtype=np.int64)
+    D = float(inst.group_time[x, m - 1].sum())
+    inside = float(inst.edge_bytes[np.ix_(x, x)].sum())
+    sent = float(inst.edge_bytes[x].sum()) - inside
+    C = float(inst.transfer.within(m, inside))
+    T = float(inst.transfer.between(sent))
     return D, C, T
 
 
@@ -114,11 +135,16 @@ def _evaluate_chiplet(inst: ChipletInstance, sol: ChipletSolution
     placement = sol.placement or serpentine_placement(inst.hardware.rows,
                                                        inst.hardware.cols, sol.counts)
     _check_placement(placement, sol.counts, M)
-    parts = [chiplet_parts(inst, a, b, m) for (a, b), m in zip(sol.regions, sol.counts,
+    if sol.order:
+        check_order(inst, sol.order)
+        parts = [chiplet_set_parts(inst, x, m) for x, m in zip(sol.items(n), sol.counts,
                                                                strict=True)]
+    else:
+        parts = [chiplet_parts(inst, a, b, m) for (a, b), m in zip(sol.regions, sol.counts,
+                                                                   strict=True)]
     stages = [sum(x) for x in parts]
     obj = combine(inst.objective, stages)
-    traffic = _placement_traffic(inst, sol.regions, placement)
+    traffic = _placement_traffic(inst, sol.regions, placement, sol.order)
     S = inst.groups
     metrics = {
         "objective": inst.objective.name,
@@ -133,7 +159,7 @@ def _evaluate_chiplet(inst: ChipletInstance, sol: ChipletSolution
         "compute_s": [x[0] for x in parts],
         "transfer_within_s": [x[1] for x in parts],
         "transfer_out_s": [x[2] for x in parts],
-        "layers": [sum(len(S.layers[p]) for p in range(a, b + 1)) for a, b in sol.regions],
+        "layers": [sum(len(S.layers[p]) for p in x) for x in sol.items(n)],
         **traffic,
     }
     return obj, metrics
@@ -157,14 +183,15 @@ def _check_placement(placement: Sequence[Sequence[int]], counts: Sequence[int], 
 
 
 def _placement_traffic(inst: ChipletInstance, regions: Sequence[tuple[int, int]],
-                       placement: Sequence[Sequence[int]]) -> dict[str, float]:
+                       placement: Sequence[Sequence[int]], order: Sequence[int] = ()
+                       ) -> dict[str, float]:
     """Die-to-die traffic of a placement under XY routing (metrics, not the objective).
 
     The flows are :func:`placement_flows` (one definition for this metric and the exact
     placement model), routed from slot to slot on the nodes ``placement`` gives them.
     """
     h = inst.hardware
-    flows = placement_flows(inst, regions, [len(p) for p in placement])
+    flows = placement_flows(inst, regions, [len(p) for p in placement], order)
     if not flows.src.size:
         return {"d2d_byte_hops": 0.0, "d2d_max_link_bytes": 0.0, "d2d_energy_j": 0.0}
     nodes = flows.slot_nodes(placement)
@@ -221,9 +248,10 @@ def describe_regions(inst: Instance, sol: Solution) -> list[dict[str, Any]]:
     """Per region: items, first and last layer names, layer count (for rendering)."""
     out = []
     names = [ly.name for ly in inst.workload.layers]
+    order = getattr(sol, "order", ()) or tuple(range(inst.n_items))
     for a, b in sol.regions:
         if isinstance(inst, ChipletInstance):
-            layers = sorted(x for p in range(a, b + 1) for x in inst.groups.layers[p])
+            layers = sorted(x for p in order[a:b + 1] for x in inst.groups.layers[p])
         else:
             layers = list(range(a, b + 1))
         out.append({"items": (a, b), "first": names[layers[0]], "last": names[layers[-1]],

@@ -92,6 +92,19 @@ class ChipletInstance:
         row[:n] = np.cumsum(w[::-1], axis=0)[::-1]
         return {"cs": cs, "row": row}
 
+    @cached_property
+    def item_edges(self) -> np.ndarray:
+        """``(E, 2)`` precedence edges (p, q) of the item DAG (S's edges, any weight)."""
+        e = np.array([(p, q) for p, q, _ in self.groups.edges], dtype=np.int64)
+        return e.reshape(-1, 2)
+
+    @cached_property
+    def item_order_is_total(self) -> bool:
+        """True when the item order 0..n−1 is the DAG's only topological order (the
+        items form a chain), i.e. contiguous runs of it are every convex partition."""
+        e = {(int(p), int(q)) for p, q in self.item_edges}
+        return all((k, k + 1) in e for k in range(self.n_items - 1))
+
     def internal_bytes(self, i: int, j: int) -> float:
         """d of seed 000 for the region of items i..j: Σ of S's edge weights inside it."""
         return float(self.edge_bytes[i:j + 1, i:j + 1].sum())

@@ -15,12 +15,15 @@ from chipsched.problems.core_assignment import Instance as QapInstance
 from .instance import ChipletInstance
 
 
-def region_bytes(inst: ChipletInstance, regions: Sequence[tuple[int, int]]) -> np.ndarray:
+def region_bytes(inst: ChipletInstance, regions: Sequence[tuple[int, int]],
+                 order: Sequence[int] = ()) -> np.ndarray:
     """``between[r, s]``: bytes per frame region r sends region s (S's edges); the diagonal
-    is each region's internal volume d."""
+    is each region's internal volume d. ``order``: the item order the regions cut
+    (empty: 0..n−1)."""
     region_of = np.zeros(inst.n_items, dtype=np.int64)
+    pos = np.asarray(order or range(inst.n_items), dtype=np.int64)
     for r, (a, b) in enumerate(regions):
-        region_of[a:b + 1] = r
+        region_of[pos[a:b + 1]] = r
     R = len(regions)
     p, q = np.nonzero(inst.edge_bytes)
     out = np.zeros(R * R)
@@ -87,7 +90,7 @@ class PlacementFlows:
 
 
 def placement_flows(inst: ChipletInstance, regions: Sequence[tuple[int, int]],
-                    counts: Sequence[int]) -> PlacementFlows:
+                    counts: Sequence[int], order: Sequence[int] = ()) -> PlacementFlows:
     """The die-to-die flows of a solution over its slots (slot (r, k) = the k-th
     sub-chiplet of region r) — the single definition behind the ``d2d_*`` metrics and the
     exact placement model.
@@ -100,7 +103,7 @@ def placement_flows(inst: ChipletInstance, regions: Sequence[tuple[int, int]],
       order is the slot order, i.e. the order of ``placement[r]``.
     """
     counts = tuple(int(m) for m in counts)
-    between = region_bytes(inst, regions)
+    between = region_bytes(inst, regions, order)
     off = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
     src, dst, wt = [], [], []
     for r, mr in enumerate(counts):

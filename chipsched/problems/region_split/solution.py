@@ -16,9 +16,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ChipletSolution:
-    """Contiguous regions of items on a chiplet grid (seed 000).
+    """Pipeline regions of items on a chiplet grid (seed 000).
 
-    ``regions[r] = (first, last)`` items (inclusive), in order, covering every item once;
+    ``order`` is a topological order of the items (empty: the instance's own item
+    order 0..n−1); ``regions[r] = (first, last)`` are positions in that order
+    (inclusive), in order, covering every item once — so every region is a convex set
+    of the item DAG and the regions are its pipeline stages in dependency order.
     ``counts[r]`` the sub-chiplets of region r; ``placement[r]`` their node ids
     (row-major; empty: seed 000's serpentine placement).
     """
@@ -26,14 +29,22 @@ class ChipletSolution:
     regions: tuple[tuple[int, int], ...]
     counts: tuple[int, ...]
     placement: tuple[tuple[int, ...], ...] = ()
+    order: tuple[int, ...] = ()
 
     platform = "chiplet"
+
+    def items(self, n: int) -> list[tuple[int, ...]]:
+        """The items of every region (``n`` = the instance's item count)."""
+        order = self.order or tuple(range(n))
+        return [tuple(order[a:b + 1]) for a, b in self.regions]
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"regions": [list(r) for r in self.regions],
                              "counts": list(self.counts)}
         if self.placement:
             d["placement"] = [list(p) for p in self.placement]
+        if self.order:
+            d["order"] = list(self.order)
         return d
 
 
@@ -68,7 +79,7 @@ def _int_tuple(x: Any, where: str) -> tuple[int, ...]:
 def solution_from_dict(instance: Any, data: Mapping[str, Any]) -> Solution:
     """The solution of ``instance``'s platform from its ``to_dict()`` form."""
     chiplet = getattr(instance, "platform", "") == "chiplet"
-    allowed = {"regions", "counts", "placement"} if chiplet else {"regions", "processors"}
+    allowed = {"regions", "counts", "placement", "order"} if chiplet else {"regions", "processors"}
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise InputError(f"solution.{unknown[0]}", "unknown field for a "
@@ -86,7 +97,9 @@ def solution_from_dict(instance: Any, data: Mapping[str, Any]) -> Solution:
             raise InputError("solution.counts", "is required on a chiplet grid")
         placement = tuple(_int_tuple(p, f"solution.placement[{k}]")
                           for k, p in enumerate(data.get("placement") or ()))
-        return ChipletSolution(regs, _int_tuple(data["counts"], "solution.counts"), placement)
+        order = _int_tuple(data.get("order") or [], "solution.order")
+        return ChipletSolution(regs, _int_tuple(data["counts"], "solution.counts"), placement,
+                               order)
     if "processors" not in data:
         raise InputError("solution.processors", "is required on a processor chain")
     return SocSolution(regs, _int_tuple(data["processors"], "solution.processors"))
@@ -127,12 +140,32 @@ def serpentine_placement(rows: int, cols: int, counts: Sequence[int]
 
 
 def chiplet_solution(inst: ChipletInstance, regions: Sequence[tuple[int, int]],
-                     counts: Sequence[int]) -> ChipletSolution:
-    """A chiplet solution with the serpentine placement."""
+                     counts: Sequence[int], order: Sequence[int] = ()) -> ChipletSolution:
+    """A chiplet solution with the serpentine placement (``order``: the item order the
+    regions cut, when not the instance's own; the identity is stored as empty)."""
     h = inst.hardware
+    order = tuple(int(v) for v in order)
+    if order == tuple(range(len(order))):
+        order = ()
     return ChipletSolution(tuple((int(a), int(b)) for a, b in regions),
                            tuple(int(m) for m in counts),
-                           serpentine_placement(h.rows, h.cols, counts))
+                           serpentine_placement(h.rows, h.cols, counts), order)
+
+
+def check_order(inst: ChipletInstance, order: Sequence[int]) -> None:
+    """``order`` is a permutation of the items and a topological order of their DAG."""
+    n = inst.n_items
+    if sorted(int(v) for v in order) != list(range(n)):
+        raise InputError("solution.order", f"is not a permutation of the items 0..{n - 1}",
+                         "list every item once, in a topological order")
+    pos = np.empty(n, dtype=np.int64)
+    pos[np.asarray(order, dtype=np.int64)] = np.arange(n)
+    p, q = inst.item_edges[:, 0], inst.item_edges[:, 1]
+    bad = np.flatnonzero(pos[p] >= pos[q])
+    if bad.size:
+        k = int(bad[0])
+        raise InputError("solution.order", f"puts item {int(q[k])} before item {int(p[k])}, "
+                         f"which feeds it", "give a topological order of the item DAG")
 
 
 def soc_solution(regions: Sequence[tuple[int, int]], processors: Sequence[int]
