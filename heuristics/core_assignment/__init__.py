@@ -5,7 +5,8 @@ registered method returning a vertex → core :class:`~chipsched.problems.core_a
 Stages (usable alone, see the submodules): :mod:`.multilevel` (steps 2–5: coarsen,
 bisect, uncoarsen + refine, pack groups), :mod:`.placement` (steps 6–7: recursive-
 bisection placement, force-directed swaps; row-major, random, scipy QAP),
-:mod:`.peers` (METIS, KaHIP, KL), :mod:`.improved` (the improved variant).
+:mod:`.peers` (METIS, KaHIP, KL), :mod:`.improved` (the improved variant),
+:mod:`.tabusearch` (robust tabu search placement, Taillard 1991).
 
 Methods that share a stage share it exactly: every placement baseline (``rowmajor``,
 ``random``, ``faq``, ``2opt``, ``seed004-rb``) places the groups of the same seed-004
@@ -60,13 +61,15 @@ from .placement import (
     placement_traffic,
     target_rectangle,
 )
+from .tabusearch import MAX_CORES as TABU_MAX_CORES
+from .tabusearch import place_tabu, robust_tabu
 
 __all__ = [
     "coarsen", "coarsen_level", "force_directed", "greedy_bisection", "heaviest_neighbors",
     "map_groups", "match_heavy_edges", "pack_groups", "place_random",
     "place_recursive_bisection", "place_row_major", "place_scipy_qap", "plus_partition",
-    "plus_placement", "recursive_bisection", "refine", "seed004_mapping", "seed004_partition",
-    "target_rectangle", "uncoarsen",
+    "place_tabu", "plus_placement", "recursive_bisection", "refine", "robust_tabu",
+    "seed004_mapping", "seed004_partition", "target_rectangle", "uncoarsen",
 ]
 
 D = "core_assignment"
@@ -204,12 +207,24 @@ class PlusParams:
     max_iter: int = param(200, "traffic-exact swap iterations", ge=0)
     top_fraction: float = param(1.0, "share of the groups visited per swap iteration",
                                 gt=0, le=1)
+    place: str = param("swaps", "placement after the recursive bisection: traffic-exact "
+                       "swaps, or robust tabu search (dense, ≤ 2,048 cores)",
+                       choices=("swaps", "tabu"))
+    tabu_iterations: int | None = param(None, "tabu iterations (place=tabu)", ge=0,
+                                        none="1,000 × cores, or the time limit")
+
+
+def _tabu_applies(instance: Instance, params: Any, warm: bool = False) -> str | None:
+    if getattr(params, "place", "tabu") == "tabu" and instance.n_cores > TABU_MAX_CORES:
+        return (f"{instance.n_cores} cores is above the dense tabu search's limit "
+                f"({TABU_MAX_CORES})")
+    return None
 
 
 @method(D, "seed004-plus", "heuristic", "improved seed 004: HEM coarsening to a small "
         "graph, size-balanced bisection + FM, k-way refinement, traffic-exact swaps",
         source="ours, on seed 004 (see docs/core_assignment.md)", randomized=True,
-        params=PlusParams)
+        params=PlusParams, applies=_tabu_applies)
 def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
                  ) -> MethodOutput:
     st = _Stages(options, "seed 004 plus")
@@ -221,8 +236,13 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
     st.done("partition")
     res = _fit(instance, res)
     q = instance.graph.contract(res.group, res.n_groups)
-    gc, pst = plus_placement(q, instance.rows, instance.cols, int(ss[1]),
-                             max_iter=params.max_iter, top_fraction=params.top_fraction)
+    if params.place == "tabu":
+        start = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]))
+        gc, pst = place_tabu(q, instance.rows, instance.cols, start, int(ss[1]),
+                             params.tabu_iterations, options.time_limit)
+    else:
+        gc, pst = plus_placement(q, instance.rows, instance.cols, int(ss[1]),
+                                 max_iter=params.max_iter, top_fraction=params.top_fraction)
     st.done("placement")
     return map_groups(instance, res.group, gc, res.cut,
                       {**res.stats, **pst, "stage_s": st.times})
@@ -275,12 +295,19 @@ def random_placement(instance: Instance, options: SolveOptions, params: Partitio
         q.n, instance.rows, instance.cols, s), params)
 
 
+@dataclass(frozen=True)
+class FaqParams(PartitionParams):
+    restarts: int = param(1, "FAQ runs: the barycenter start, then random doubly-stochastic "
+                          "starts, best kept (stops early at the time limit)", ge=1)
+
+
 @method(D, "faq", "peer", "seed-004 partition, groups placed by scipy quadratic_assignment "
-        "(FAQ)", source="scipy.optimize.quadratic_assignment, Vogelstein et al. 2015",
-        randomized=True, params=PartitionParams)
-def faq(instance: Instance, options: SolveOptions, params: PartitionParams) -> MethodOutput:
+        "(FAQ; restarts within the time limit)", source="scipy.optimize.quadratic_assignment, "
+        "Vogelstein et al. 2015", randomized=True, params=FaqParams)
+def faq(instance: Instance, options: SolveOptions, params: FaqParams) -> MethodOutput:
     return _placed_on_seed004(instance, options.seed, lambda q, s: place_scipy_qap(
-        q, instance.rows, instance.cols, "faq", s), params)
+        q, instance.rows, instance.cols, "faq", s, restarts=params.restarts,
+        time_limit=options.time_limit), params)
 
 
 @method(D, "2opt", "peer", "seed-004 partition, groups placed by scipy quadratic_assignment "
@@ -290,6 +317,34 @@ def two_opt(instance: Instance, options: SolveOptions, params: PartitionParams
             ) -> MethodOutput:
     return _placed_on_seed004(instance, options.seed, lambda q, s: place_scipy_qap(
         q, instance.rows, instance.cols, "2opt", s), params)
+
+
+@dataclass(frozen=True)
+class TabuParams(PartitionParams):
+    iterations: int | None = param(None, "tabu iterations", ge=0,
+                                   none="1,000 × cores, or the time limit")
+
+
+@method(D, "tabu", "heuristic", "seed-004 partition, recursive-bisection placement refined by "
+        "robust tabu search (Ro-TS, dense, ≤ 2,048 cores)", source="Taillard, Parallel "
+        "Computing 17 (1991); seed 004 partition", randomized=True, params=TabuParams,
+        applies=_tabu_applies)
+def tabu(instance: Instance, options: SolveOptions, params: TabuParams) -> MethodOutput:
+    """Ro-TS placement (:func:`.tabusearch.place_tabu`) of seed 004's groups, started from its
+    recursive-bisection placement; honours ``options.time_limit``."""
+    ss = np.random.SeedSequence(options.seed).generate_state(2)
+    st = _Stages(options, "tabu")
+    res = _partition(instance, int(ss[0]), st, params)
+    q = instance.graph.contract(res.group, res.n_groups)
+    start = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]),
+                                      params.starts)
+    st.done("bisection_placement")
+    st.note(f"tabu search over {instance.n_cores} cores")
+    gc, tst = place_tabu(q, instance.rows, instance.cols, start, int(ss[1]),
+                         params.iterations, options.time_limit)
+    st.done("tabu")
+    return map_groups(instance, res.group, gc, res.cut, {**res.stats, **tst,
+                                                         "stage_s": st.times})
 
 
 def _peer(instance: Instance, options: SolveOptions, part_fn: Callable[..., Any],
@@ -307,16 +362,20 @@ def _peer(instance: Instance, options: SolveOptions, part_fn: Callable[..., Any]
         if placement == "seed004":
             gc, fs = force_directed(q, gc, instance.rows, instance.cols)
             stats.update(fs)
+        elif placement == "tabu":
+            gc, ts = place_tabu(q, instance.rows, instance.cols, gc, options.seed,
+                                time_limit=options.time_limit)
+            stats.update(ts)
         elif placement != "rb":
             from chipsched.errors import InputError
 
             raise InputError("placement", f"unknown placement {placement!r}",
-                             "use seed004, rb or rowmajor")
+                             "use seed004, rb, tabu or rowmajor")
     return map_groups(instance, group, gc, instance.graph.cut_weight(group),
                       {**stats, "parts_requested": k})
 
 
-PEER_PLACEMENTS = ("seed004", "rb", "rowmajor")
+PEER_PLACEMENTS = ("seed004", "rb", "tabu", "rowmajor")
 
 
 @dataclass(frozen=True)
@@ -324,8 +383,9 @@ class MetisParams:
     parts: int | None = param(None, "parts to ask for", ge=1,
                               none="⌈1.05 · total size / capacity⌉, at most the cores")
     placement: str = param("seed004", "how the parts are placed: seed 004's (recursive "
-                           "bisection + force-directed swaps), recursive bisection only, or "
-                           "row-major", choices=PEER_PLACEMENTS)
+                           "bisection + force-directed swaps), recursive bisection only, "
+                           "recursive bisection + robust tabu search, or row-major",
+                           choices=PEER_PLACEMENTS)
     recursive: bool = param(False, "METIS recursive bisection instead of k-way")
 
 

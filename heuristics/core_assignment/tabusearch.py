@@ -1,0 +1,176 @@
+"""Robust tabu search for the placement of neuron groups on the mesh (a QAP).
+
+Taillard, "Robust taboo search for the quadratic assignment problem", Parallel
+Computing 17 (1991) 443–455 (Ro-TS): best non-tabu pairwise exchange per iteration over
+the full O(N²) neighbourhood, kept in a delta matrix updated in O(1) per pair after a
+move (O(N) for the pairs that touch the moved facilities); a move is tabu when both
+facilities would return to locations they held within their tenure, drawn uniformly in
+[0.9 N, 1.1 N] per move; aspiration by a new best, and by a facility not seen on the
+location for ``aspiration·N²`` iterations (the diversification that makes it robust).
+
+The G groups are padded to the N cores with zero-flow dummies; flows = the quotient
+graph's weights, distances = Manhattan hops, so the cost is twice the hop-weighted
+traffic (ordered pairs). Dense: F, D and the delta matrix are N×N int64, hence
+``max_cores``. The numba kernel runs in chunks so that a time budget is honoured.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numba as nb
+import numpy as np
+
+from chipsched.errors import InputError
+from chipsched.neurongraph import NeuronGraph
+
+from .placement import check_fits, manhattan_matrix, placement_traffic
+
+#: Largest mesh the dense tabu search accepts (F, D, delta and the tabu list: 4 N²
+#: int64 = 128 MiB at 2,048 cores).
+MAX_CORES = 2048
+#: Tabu tenure range as multiples of N, and the aspiration horizon in units of N²
+#: (Taillard 1991's values).
+TENURE = (0.9, 1.1)
+ASPIRATION = 5.0
+
+
+@nb.njit(cache=True)
+def _delta(F, D, p, r, s):  # pragma: no cover - numba
+    """Change of Σ_ij F[i,j]·D[p_i,p_j] when facilities r and s swap (F, D symmetric,
+    zero diagonals)."""
+    pr, ps = p[r], p[s]
+    d = 0
+    for k in range(p.shape[0]):
+        if k != r and k != s:
+            pk = p[k]
+            d += (F[k, r] - F[k, s]) * (D[pk, ps] - D[pk, pr])
+    return 2 * d
+
+
+@nb.njit(cache=True)
+def _all_deltas(F, D, p):  # pragma: no cover - numba
+    n = p.shape[0]
+    delta = np.zeros((n, n), dtype=np.int64)
+    for r in range(n - 1):
+        for s in range(r + 1, n):
+            delta[r, s] = _delta(F, D, p, r, s)
+    return delta
+
+
+@nb.njit(cache=True)
+def _cost(F, D, p):  # pragma: no cover - numba
+    n = p.shape[0]
+    c = 0
+    for i in range(n):
+        for j in range(n):
+            c += F[i, j] * D[p[i], p[j]]
+    return c
+
+
+@nb.njit(cache=True)
+def _rots(F, D, p, delta, tabu, start_it, n_iter, cur, best, best_p, tmin, tmax,
+          aspiration, seed):  # pragma: no cover - numba
+    """``n_iter`` Ro-TS iterations from iteration ``start_it``; ``p``, ``delta``,
+    ``tabu`` and ``best_p`` are updated in place. Returns (current cost, best cost)."""
+    np.random.seed(seed)
+    n = p.shape[0]
+    for it in range(start_it, start_it + n_iter):
+        ri, si = -1, -1
+        min_d = np.iinfo(np.int64).max
+        aspired_found = False
+        for r in range(n - 1):
+            for s in range(r + 1, n):
+                d = delta[r, s]
+                t1, t2 = tabu[r, p[s]], tabu[s, p[r]]
+                allowed = t1 < it or t2 < it
+                aspired = t1 < it - aspiration or t2 < it - aspiration or cur + d < best
+                if (aspired and not aspired_found) or \
+                        (aspired and aspired_found and d < min_d) or \
+                        (not aspired and not aspired_found and allowed and d < min_d):
+                    ri, si, min_d = r, s, d
+                    if aspired:
+                        aspired_found = True
+        if ri < 0:
+            continue  # every move tabu and none aspired: wait for the tenures to expire
+        u, v = ri, si
+        p[u], p[v] = p[v], p[u]
+        cur += delta[u, v]
+        tabu[u, p[v]] = it + np.random.randint(tmin, tmax + 1)
+        tabu[v, p[u]] = it + np.random.randint(tmin, tmax + 1)
+        if cur < best:
+            best = cur
+            best_p[:] = p
+        # update the deltas (Taillard 1991): O(1) for pairs disjoint from {u, v}
+        for r in range(n - 1):
+            for s in range(r + 1, n):
+                if r != u and r != v and s != u and s != v:
+                    delta[r, s] += 2 * (F[r, u] - F[r, v] + F[s, v] - F[s, u]) * (
+                        D[p[s], p[u]] - D[p[s], p[v]] + D[p[r], p[v]] - D[p[r], p[u]])
+                else:
+                    delta[r, s] = _delta(F, D, p, r, s)
+    return cur, best
+
+
+def robust_tabu(flow: np.ndarray, dist: np.ndarray, start: np.ndarray, seed: int = 0,
+                iterations: int | None = None, time_limit: float | None = None,
+                tenure: tuple[float, float] = TENURE, aspiration: float = ASPIRATION,
+                chunk: int | None = None) -> tuple[np.ndarray, dict[str, float]]:
+    """Ro-TS on the dense QAP ``min Σ flow[i,j]·dist[p_i,p_j]`` (both symmetric, zero
+    diagonals, integers) from the permutation ``start``. Stops after ``iterations``
+    (default 1,000·N) or ``time_limit`` seconds, whichever comes first (checked between
+    chunks of iterations). Returns the best permutation and stats."""
+    F = np.ascontiguousarray(flow, dtype=np.int64)
+    D = np.ascontiguousarray(dist, dtype=np.int64)
+    n = F.shape[0]
+    p = np.ascontiguousarray(start, dtype=np.int64).copy()
+    if n < 2:
+        return p, {"tabu_iterations": 0, "tabu_cost_start": 0, "tabu_cost": 0}
+    total = 1000 * n if iterations is None else int(iterations)
+    chunk = chunk or max(100, min(total, 5_000_000 // (n * n) + 1))
+    tmin = max(1, int(tenure[0] * n))
+    tmax = max(tmin, int(tenure[1] * n))
+    asp = int(aspiration * n * n)
+    delta = _all_deltas(F, D, p)
+    # "never held": far enough in the past to aspire at once
+    tabu = -np.full((n, n), asp + 1, dtype=np.int64)
+    cur = int(_cost(F, D, p))
+    start_cost = cur
+    best, best_p = cur, p.copy()
+    ss = np.random.SeedSequence(seed)
+    t0 = time.perf_counter()
+    done = 0
+    while done < total:
+        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+            break
+        step = min(chunk, total - done)
+        seed_k = int(ss.spawn(1)[0].generate_state(1)[0] % (2**31 - 1))
+        cur, best = _rots(F, D, p, delta, tabu, done + 1, step, cur, best, best_p, tmin,
+                          tmax, asp, seed_k)
+        done += step
+    return best_p, {"tabu_iterations": done, "tabu_cost_start": start_cost // 2,
+                    "tabu_cost": int(best) // 2, "tabu_s": time.perf_counter() - t0}
+
+
+def place_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: int = 0,
+               iterations: int | None = None, time_limit: float | None = None,
+               max_cores: int = MAX_CORES) -> tuple[np.ndarray, dict[str, float]]:
+    """Ro-TS placement of the groups of ``q`` on the ``rows``×``cols`` mesh, started from
+    ``start`` (group → core, e.g. seed 004's recursive bisection). Groups are padded with
+    zero-flow dummies on the free cores. Returns (group → core, stats)."""
+    G, N = q.n, rows * cols
+    check_fits(G, rows, cols)
+    if N > max_cores:
+        raise InputError("tabu", f"{N} cores is above the dense tabu search's limit "
+                         f"({max_cores}: N² delta matrix)", "use place=swaps or a smaller "
+                         "mesh")
+    start = np.asarray(start, dtype=np.int64)
+    free = np.setdiff1d(np.arange(N), start)
+    perm = np.concatenate([start, free])
+    flow = np.zeros((N, N), dtype=np.int64)
+    flow[:G, :G] = q.dense_weights()
+    best, st = robust_tabu(flow, manhattan_matrix(rows, cols), perm, seed, iterations,
+                           time_limit)
+    gc = best[:G].copy()
+    st = {**st, "traffic_before_tabu": placement_traffic(q, start, cols)}
+    return gc, st
