@@ -1,13 +1,17 @@
 """core_assignment partition quality and speed against METIS (and KaHIP) from 10 K to 1 M+
 vertices.
 
-For every graph, seed 004's partition (steps 2–5, the document's numbers) and the
-improved variant ``seed004-plus`` each run once; METIS (k-way, pymetis) then runs with
-the *same number of parts* and the capacity as its balance bound (KaHIP ``fast`` too on
-graphs up to 100 K vertices). Columns: parts, cut weight, cut / METIS cut, time, time /
-METIS time, peak RSS of the run (VmHWM reset before each run; the graph itself
-included). Capacity 256 neurons per core (Tianjic). Timings are wall-clock on a shared
-2-core machine: other jobs inflate them, ratios are measured back to back.
+For every graph, seed 004's partition (steps 2–5, the document's numbers), the improved
+variant ``seed004-plus``, METIS (k-way, pymetis) and KaHIP (fast, eco, strong) each run
+once with their own part count — the peers ⌈1.05·T/K⌉ parts, METIS's ufactor and
+KaHIP's ε set so that the largest part is the capacity K (issue 11's fair peers) — and
+every partition is checked against the capacity; a summary gives each method's
+geometric-mean cut and time relative to METIS. ``--same-parts`` prints the pre-issue-11
+table instead (METIS and KaHIP fast forced to seed 004's part count). Columns: parts,
+cut weight, cut / METIS cut, time, time / METIS time, peak RSS of the run (VmHWM reset
+before each run; the graph itself included). Capacity 256 neurons per core (Tianjic).
+Timings are wall-clock on a shared 2-core machine: other jobs inflate them, ratios are
+measured back to back.
 
     python benchmarks/core_assignment_partition.py --quick
     python benchmarks/core_assignment_partition.py
@@ -19,6 +23,8 @@ import argparse
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -67,8 +73,79 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="graphs up to ~10 K vertices")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--same-parts", action="store_true",
+                    help="the pre-issue-11 table: METIS and KaHIP (fast) get the part "
+                    "count of seed004 / seed004-plus")
+    ap.add_argument("--kahip-max", type=int, default=100_000,
+                    help="largest graph (vertices) KaHIP fast and eco run on")
+    ap.add_argument("--strong-max", type=int, default=25_000,
+                    help="largest graph (vertices) KaHIP strong runs on (~100-500x METIS)")
     args = ap.parse_args()
+    if args.same_parts:
+        return same_parts(args)
 
+    from chipsched.heuristics.core_assignment import plus_partition, seed004_partition
+    from chipsched.heuristics.core_assignment.peers import (
+        default_parts,
+        kahip_partition,
+        metis_partition,
+    )
+
+    big = 10**6  # cores: unconstrained
+    rows = []
+    for label, build, cap in graphs(args.quick):
+        g = build()
+        k_peer = default_parts(g.total_size, cap, big)
+        runs = [("seed004", lambda g=g, cap=cap: seed004_partition(g, cap, args.seed)),
+                ("seed004-plus", lambda g=g, cap=cap: plus_partition(g, cap, big, args.seed)),
+                ("metis", lambda g=g, cap=cap, k=k_peer: metis_partition(
+                    g, k, cap, big, seed=args.seed)[0])]
+        for mode in ("fast", "eco", "strong"):
+            if g.n <= (args.strong_max if mode == "strong" else args.kahip_max):
+                runs.append((f"kahip-{mode}", lambda g=g, cap=cap, mode=mode, k=k_peer:
+                             kahip_partition(g, k, cap, big, seed=args.seed, mode=mode)[0]))
+        res = {}
+        for meth, fn in runs:
+            reset_peak()
+            t = time.perf_counter()
+            out = fn()
+            dt = time.perf_counter() - t
+            part = out if isinstance(out, np.ndarray) else out.group
+            parts = int(np.unique(part).size)
+            cut = g.cut_weight(part)
+            loads = np.bincount(part, weights=g.sizes)
+            assert loads.max() <= cap, (meth, loads.max(), cap)
+            res[meth] = (parts, cut, dt, peak_gib())
+            print(f"{label}: {meth} parts={parts} cut {cut} {dt:.2f}s", file=sys.stderr,
+                  flush=True)
+        m_cut, m_t = res["metis"][1], res["metis"][2]
+        for meth, (parts, cut, dt, mem) in res.items():
+            rows.append((label, g.n, g.m, -(-g.total_size // cap), meth, parts, cut,
+                         cut / m_cut, dt, dt / m_t, mem))
+        del g
+    cmd = "python benchmarks/core_assignment_partition.py" + (" --quick" if args.quick else "")
+    print(f"\n`{cmd}` — every method with its own part count (peers: ⌈1.05·T/K⌉, METIS "
+          f"ufactor and KaHIP ε from it); capacity K = 256 neurons per core, Walshaw graphs "
+          f"64; KaHIP fast/eco on graphs ≤ {args.kahip_max:,} vertices, strong ≤ "
+          f"{args.strong_max:,}\n")
+    print("| graph | vertices | edges | method | parts | ⌈T/K⌉ | cut | cut / METIS | time (s) | "
+          "time / METIS | peak RSS (GiB) |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    ratios: dict[str, list[tuple[float, float]]] = {}
+    for (label, n, m, need, meth, parts, cut, cr, dt, tr, mem) in rows:
+        print(f"| {label} | {n:,} | {m:,} | {meth} | {parts:,} | {need:,} | {cut:,} | "
+              f"{cr:.3f} | {dt:.2f} | {tr:.2f} | {mem:.2f} |")
+        ratios.setdefault(meth, []).append((cr, tr))
+    print("\n| method | graphs | geometric mean cut / METIS | geometric mean time / METIS | "
+          "worst cut / METIS |")
+    print("|---|---:|---:|---:|---:|")
+    for meth, rs in ratios.items():
+        gm_c = float(np.exp(np.mean(np.log([c for c, _ in rs]))))
+        gm_t = float(np.exp(np.mean(np.log([max(t, 1e-9) for _, t in rs]))))
+        print(f"| {meth} | {len(rs)} | {gm_c:.3f} | {gm_t:.2f} | {max(c for c, _ in rs):.3f} |")
+
+
+def same_parts(args) -> None:
     from chipsched.heuristics.core_assignment import plus_partition, seed004_partition
     from chipsched.heuristics.core_assignment.peers import kahip_partition, metis_partition
 

@@ -132,6 +132,14 @@ class Seed004Params(PartitionParams):
                           ge=0)
 
 
+def _remaining(options: SolveOptions, t_start: float) -> float | None:
+    """What is left of the time limit since ``t_start`` (a tabu search's budget: the
+    limit covers the whole method, partition included)."""
+    if options.time_limit is None:
+        return None
+    return max(0.0, options.time_limit - (time.perf_counter() - t_start))
+
+
 def _partition_kw(params: PartitionParams) -> dict[str, Any]:
     return {"tries": params.tries, "merge_fraction": params.merge_fraction,
             "min_reduction": params.min_reduction, "starts": params.starts,
@@ -227,6 +235,7 @@ def _tabu_applies(instance: Instance, params: Any, warm: bool = False) -> str | 
         params=PlusParams, applies=_tabu_applies)
 def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
                  ) -> MethodOutput:
+    t_start = time.perf_counter()
     st = _Stages(options, "seed 004 plus")
     ss = np.random.SeedSequence(options.seed).generate_state(2)
     res = plus_partition(instance.graph, instance.capacity, instance.n_cores, int(ss[0]),
@@ -239,7 +248,7 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
     if params.place == "tabu":
         start = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]))
         gc, pst = place_tabu(q, instance.rows, instance.cols, start, int(ss[1]),
-                             params.tabu_iterations, options.time_limit)
+                             params.tabu_iterations, _remaining(options, t_start))
     else:
         gc, pst = plus_placement(q, instance.rows, instance.cols, int(ss[1]),
                                  max_iter=params.max_iter, top_fraction=params.top_fraction)
@@ -332,6 +341,7 @@ class TabuParams(PartitionParams):
 def tabu(instance: Instance, options: SolveOptions, params: TabuParams) -> MethodOutput:
     """Ro-TS placement (:func:`.tabusearch.place_tabu`) of seed 004's groups, started from its
     recursive-bisection placement; honours ``options.time_limit``."""
+    t_start = time.perf_counter()
     ss = np.random.SeedSequence(options.seed).generate_state(2)
     st = _Stages(options, "tabu")
     res = _partition(instance, int(ss[0]), st, params)
@@ -341,7 +351,7 @@ def tabu(instance: Instance, options: SolveOptions, params: TabuParams) -> Metho
     st.done("bisection_placement")
     st.note(f"tabu search over {instance.n_cores} cores")
     gc, tst = place_tabu(q, instance.rows, instance.cols, start, int(ss[1]),
-                         params.iterations, options.time_limit)
+                         params.iterations, _remaining(options, t_start))
     st.done("tabu")
     return map_groups(instance, res.group, gc, res.cut, {**res.stats, **tst,
                                                          "stage_s": st.times})
@@ -349,6 +359,7 @@ def tabu(instance: Instance, options: SolveOptions, params: TabuParams) -> Metho
 
 def _peer(instance: Instance, options: SolveOptions, part_fn: Callable[..., Any],
           parts: int | None, placement: str, **kw: Any) -> MethodOutput:
+    t_start = time.perf_counter()
     k = parts or default_parts(instance.graph.total_size, instance.capacity, instance.n_cores)
     part, stats = part_fn(instance.graph, k, instance.capacity, instance.n_cores,
                           options.seed, **kw)
@@ -364,7 +375,7 @@ def _peer(instance: Instance, options: SolveOptions, part_fn: Callable[..., Any]
             stats.update(fs)
         elif placement == "tabu":
             gc, ts = place_tabu(q, instance.rows, instance.cols, gc, options.seed,
-                                time_limit=options.time_limit)
+                                time_limit=_remaining(options, t_start))
             stats.update(ts)
         elif placement != "rb":
             from chipsched.errors import InputError
