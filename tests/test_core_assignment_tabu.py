@@ -50,7 +50,7 @@ def test_incremental_deltas_equal_a_full_recompute(n, seed, iters):
     tabu = -np.full((n, n), 10**9, dtype=np.int64)
     cur = int(_cost(F, D, p))
     best_p = p.copy()
-    cur, best = _rots(F, D, p, delta, tabu, 1, iters, cur, cur, best_p, 1, 2, 10**9, seed)
+    cur, best = _rots(F, D, p, delta, tabu, 1, iters, cur, cur, best_p, 1, 2, 10**9, seed, n)
     assert cur == _cost(F, D, p)
     assert best == _cost(F, D, best_p) and best <= cur
     full = _all_deltas(F, D, p)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import chipsched
 from chipsched.errors import InputError
 from chipsched.formulations.region_split.dynprog import dp_chiplet
+from chipsched.formulations.region_split.enumeration import chiplet_candidates
 from chipsched.formulations.region_split.ideals import count_ideals, dp_ideals, item_ideals
 from chipsched.instances.chips import get_chip
 from chipsched.instances.region_split import random_dag
@@ -77,6 +78,8 @@ def test_ideal_dp_is_the_best_over_every_topological_order(case):
     brute = chipsched.solve("region_split", inst, "bruteforce")
     assert brute.status is Status.OPTIMAL and brute.space == ""
     assert _close(split.value, brute.objective)
+    # the applicability count is the number of candidates brute force enumerates
+    assert brute.metrics["solver"]["candidates"] == chiplet_candidates(inst)
     best = math.inf
     for order in _topological_orders(len(w), [(s, d) for s, d, _ in w.edges]):
         ri = chiplet_instance(_renumbered(w, order), inst.hardware,
@@ -172,3 +175,44 @@ def test_item_order_models_ignore_a_warm_start_cut_from_another_order():
     r = chipsched.solve("region_split", inst, "cpsat", warm_start=dp, time_limit=30)
     assert r.status is Status.OPTIMAL and r.space == "item order"
     assert r.objective >= dp.objective * (1 - REL)
+
+
+def test_more_than_64_items_sub_ideals_are_exact():
+    """Regression (review of issue 12): ideals are packed into 64-bit words, and a
+    subset test that summed the words wrapped around modulo 2⁶⁴ on DAGs of > 64 items,
+    admitting a non-subset as a sub-ideal (negative stage costs, repeated items). A
+    130-layer chain with two heavy side branches off layer 0 at bits 63 and 127."""
+    from chipsched.workload import Layer, OpKind
+
+    n = 130
+    w = random_dag(n, 1, edge_prob=0.0, backbone=True, max_channels=4, max_size=2)
+    layers = list(w.layers)
+    for k in (63, 127):
+        layers[k] = Layer(f"l{k}", OpKind.CONV, K=256, C=256, H=32, W=32, R=3, S=3,
+                          in_elems=layers[0].out_elems, weight_elems=256 * 256 * 9)
+    edges = [(s, d, e) for s, d, e in w.edges if d not in (63, 127) and s not in (63, 127)]
+    edges += [(62, 64, layers[62].out_elems), (126, 128, layers[126].out_elems),
+              (0, 63, layers[0].out_elems), (0, 127, layers[0].out_elems)]
+    w2 = Workload("side-branches", tuple(layers), tuple(edges))
+    inst = chiplet_instance(w2, get_chip("chiplet-4x4"), objective="cost", items="layers",
+                            transfer="ring")
+    split = dp_ideals(inst)
+    assert sorted(split.order) == list(range(n)) and split.value > 0
+    r = chipsched.solve("region_split", inst, "dp")  # the face re-evaluates it
+    assert r.status is Status.OPTIMAL and _close(r.objective, split.value)
+    # the DP is exact: no cut of the file's order does better
+    own, _, _ = dp_chiplet(chiplet_stage_table(inst), inst.chiplets, inst.objective, None)
+    assert split.value <= own * (1 + REL)
+
+
+def test_bruteforce_refuses_wide_dags_quickly():
+    """A 40-layer DAG with a random branch per layer has more than 20,000 ideals: brute
+    force says so as a skipped row, without counting its chains."""
+    w = random_dag(40, 0, edge_prob=0.0, backbone=False)
+    inst = chiplet_instance(w, get_chip("chiplet-2x2"), items="layers")
+    assert chiplet_candidates(inst, 500_000) is None
+    rows = {r.method: r for r in chipsched.compare("region_split", inst,
+                                                    methods=["bruteforce", "dp"])}
+    assert rows["bruteforce"].status is Status.SKIPPED
+    assert "20,000 ideals" in rows["bruteforce"].message
+    assert rows["dp"].status is Status.OPTIMAL and rows["dp"].space == "item order"

@@ -61,7 +61,13 @@ from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
 
 from .dynprog import dp_chiplet, dp_soc
-from .enumeration import brute_chiplet, brute_soc, chiplet_candidates, soc_candidates
+from .enumeration import (
+    BRUTE_MAX_IDEALS,
+    brute_chiplet,
+    brute_soc,
+    chiplet_candidates,
+    soc_candidates,
+)
 from .ideals import MAX_IDEALS, dp_ideals
 
 DECISION = "region_split"
@@ -160,6 +166,9 @@ class BruteForceParams:
 def _brute_applies(instance: Any, params: BruteForceParams, warm: bool = False) -> str | None:
     size = chiplet_candidates(instance, params.max_candidates) if _chiplet(instance) \
         else soc_candidates(instance)
+    if size is None:
+        return (f"too large for brute force (more than {BRUTE_MAX_IDEALS:,} ideals of the "
+                "item DAG)")
     if size > params.max_candidates:
         return (f"too large for brute force ({count_text(size)} candidates > max_candidates "
                 f"{params.max_candidates:,})")

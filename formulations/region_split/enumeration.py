@@ -44,6 +44,10 @@ def brute_chiplet(inst: ChipletInstance, max_candidates: int = 200_000
     solution, candidates)."""
     M, Rmax = inst.chiplets, inst.region_limit
     size = chiplet_candidates(inst, max_candidates)
+    if size is None:
+        raise InputError(f"instance {inst.name}", f"too large for brute force (more than "
+                         f"{BRUTE_MAX_IDEALS:,} ideals of the item DAG)",
+                         "use an exact or heuristic method")
     memb, sup = _ideal_chains(inst, max(max_candidates, 2))
     last = len(memb) - 1
     cache: dict[tuple[int, int, int], float] = {}
@@ -114,28 +118,44 @@ def brute_soc(inst: SocInstance, max_candidates: int = 500_000
     return res.value, soc_solution(regs, procs), res.count
 
 
-def chiplet_candidates(inst: ChipletInstance, cap: int | None = None) -> int:
-    """How many (chain of ideals, counts) candidates :func:`brute_chiplet` enumerates.
+#: Brute force refuses item DAGs with more ideals than this (their chains are
+#: uncountable in reasonable time and far too many to enumerate).
+BRUTE_MAX_IDEALS = 20_000
+
+
+def chiplet_candidates(inst: ChipletInstance, cap: int | None = None) -> int | None:
+    """How many (chain of ideals, counts) candidates :func:`brute_chiplet` enumerates, or
+    a lower bound above ``cap`` (enough to refuse); ``None`` when the item DAG has more
+    than :data:`BRUTE_MAX_IDEALS` ideals.
 
     Chains with r stages are counted by a DP over the ideals. The cuts of the item order
-    alone are a lower bound; when they exceed ``cap`` the ideals are not enumerated and
-    that bound is returned (it already refuses)."""
+    alone are a lower bound; when they exceed ``cap`` the ideals are not enumerated."""
     n, M, Rmax = inst.n_items, inst.chiplets, inst.region_limit
+    if Rmax == 1:
+        return M  # one stage: every count 1..M
     order_only = sum(math.comb(n - 1, R - 1) * math.comb(M, R) for R in range(1, Rmax + 1))
     if inst.item_order_is_total or (cap is not None and order_only > cap):
         return order_only
     # every ideal but ∅ and all items splits the DAG in two stages (C(M, 2) counts each)
-    per_ideal = math.comb(M, 2) if Rmax >= 2 else 0
-    limit = 20_000 if cap is None else min(20_000, cap // max(per_ideal, 1) + 3)
+    per_ideal = math.comb(M, 2)
+    limit = BRUTE_MAX_IDEALS if cap is None else min(BRUTE_MAX_IDEALS, cap // per_ideal + 3)
     memb = item_ideals(n, inst.item_edges, limit)
     if memb is None:
-        return max(order_only, (limit - 2) * per_ideal + M)
+        if limit < BRUTE_MAX_IDEALS:  # > limit ideals: the two-stage splits exceed cap
+            return max(order_only, (limit - 1) * per_ideal + M)
+        return None
     K = len(memb)
     N = np.zeros((K, Rmax + 1), dtype=object)
     N[0, 0] = 1
     for t in range(1, K):
         for s in np.flatnonzero((memb[:t] <= memb[t]).all(axis=1)):
             N[t, 1:] += N[s, :-1]
+        if cap is not None and t < K - 1:
+            # every r-step chain to t extends to an (r+1)-step chain to all items: a lower
+            # bound that lets a too-large instance be refused early
+            low = sum(N[t, r] * math.comb(M, r + 1) for r in range(1, Rmax))
+            if low > cap:
+                return int(max(order_only, low))
     return int(sum(N[K - 1, R] * math.comb(M, R) for R in range(1, Rmax + 1)))
 
 

@@ -123,7 +123,7 @@ def dp_ideals(inst: ChipletInstance, max_ideals: int = MAX_IDEALS) -> IdealSplit
     pairs = 0
     for t in range(1, K):
         # proper sub-ideals of ideal t: smaller rows whose bits are all in t's
-        subs = np.flatnonzero((words[:t] & ~words[t]).sum(axis=1) == 0)
+        subs = np.flatnonzero(~(words[:t] & ~words[t]).any(axis=1))
         subs = subs[np.isfinite(F[subs]).any(axis=(1, 2))]
         if not subs.size:
             continue

@@ -223,7 +223,10 @@ class PlusParams:
 
 
 def _tabu_applies(instance: Instance, params: Any, warm: bool = False) -> str | None:
-    if getattr(params, "place", "tabu") == "tabu" and instance.n_cores > TABU_MAX_CORES:
+    """Not applicable when the placement asked for is the dense tabu search on a mesh
+    above its limit (method ``tabu``; ``place=tabu``; ``placement=tabu``)."""
+    choice = getattr(params, "place", None) or getattr(params, "placement", None) or "tabu"
+    if choice == "tabu" and instance.n_cores > TABU_MAX_CORES:
         return (f"{instance.n_cores} cores is above the dense tabu search's limit "
                 f"({TABU_MAX_CORES})")
     return None
@@ -314,9 +317,10 @@ class FaqParams(PartitionParams):
         "(FAQ; restarts within the time limit)", source="scipy.optimize.quadratic_assignment, "
         "Vogelstein et al. 2015", randomized=True, params=FaqParams)
 def faq(instance: Instance, options: SolveOptions, params: FaqParams) -> MethodOutput:
+    t_start = time.perf_counter()
     return _placed_on_seed004(instance, options.seed, lambda q, s: place_scipy_qap(
         q, instance.rows, instance.cols, "faq", s, restarts=params.restarts,
-        time_limit=options.time_limit), params)
+        time_limit=_remaining(options, t_start)), params)
 
 
 @method(D, "2opt", "peer", "seed-004 partition, groups placed by scipy quadratic_assignment "
@@ -411,7 +415,7 @@ class KahipParams:
 
 @method(D, "metis", "peer", "METIS k-way partition (pymetis) with the capacity as balance "
         "bound, placed with seed 004's placement", source="METIS 5 via pymetis",
-        randomized=True, params=MetisParams)
+        randomized=True, params=MetisParams, applies=_tabu_applies)
 def metis(instance: Instance, options: SolveOptions, params: MetisParams) -> MethodOutput:
     return _peer(instance, options, metis_partition, params.parts, params.placement,
                  recursive=params.recursive)
@@ -419,7 +423,7 @@ def metis(instance: Instance, options: SolveOptions, params: MetisParams) -> Met
 
 @method(D, "kahip", "peer", "KaHIP kaffpa partition with the capacity as balance bound, "
         "placed with seed 004's placement", source="KaHIP via kahip", randomized=True,
-        params=KahipParams)
+        params=KahipParams, applies=_tabu_applies)
 def kahip(instance: Instance, options: SolveOptions, params: KahipParams) -> MethodOutput:
     return _peer(instance, options, kahip_partition, params.parts, params.placement,
                  mode=params.mode)
