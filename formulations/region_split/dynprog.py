@@ -12,6 +12,24 @@ from chipsched.problems.region_split import SocInstance, soc_tables
 from chipsched.problems.region_split.objectives import aggregate
 
 
+def best_final(final: np.ndarray, kind: str, tracked: bool) -> tuple[float, int, int]:
+    """(value, regions r, sub-chiplets u) of the best final DP entry ``final[r, u]``
+    (Σ or max of the stages; ``count_max``: r · max, which needs r tracked)."""
+    if tracked:
+        rs = np.arange(final.shape[0])[:, None]
+        safe = np.where(np.isfinite(final), final, 0.0)
+        score = np.where(np.isfinite(final), rs * safe, np.inf) if kind == "count_max" \
+            else final.copy()
+        score[0] = np.inf
+    else:
+        score = final
+    r, u = np.unravel_index(int(np.argmin(score)), score.shape)
+    value = float(score[r, u])
+    if not math.isfinite(value):
+        raise InputError("instance", "no feasible region split", "check max_regions")
+    return value, int(r), int(u)
+
+
 def dp_chiplet(table: np.ndarray, M: int, objective: Objective | str,
                max_regions: int | None = None
                ) -> tuple[float, list[tuple[int, int]], list[int]]:
@@ -47,19 +65,7 @@ def dp_chiplet(table: np.ndarray, M: int, objective: Objective | str,
             F[dst, k, m:] = np.where(better, val, cur)
             arg_i[dst, k, m:] = np.where(better, best_i, arg_i[dst, k, m:])
             arg_m[dst, k, m:] = np.where(better, m, arg_m[dst, k, m:])
-    final = F[:, n, :]  # (D, M+1)
-    if tracked:
-        rs = np.arange(D)[:, None]
-        safe = np.where(np.isfinite(final), final, 0.0)
-        score = np.where(np.isfinite(final), rs * safe, np.inf) if kind == "count_max" \
-            else final.copy()
-        score[0] = np.inf
-    else:
-        score = final
-    r, u = np.unravel_index(int(np.argmin(score)), score.shape)
-    value = float(score[r, u])
-    if not math.isfinite(value):
-        raise InputError("instance", "no feasible region split", "check max_regions")
+    value, r, u = best_final(F[:, n, :], kind, tracked)
     regions, counts = [], []
     k = n
     while k > 0:

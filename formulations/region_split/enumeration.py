@@ -22,7 +22,7 @@ from chipsched.problems.region_split import (
 )
 from chipsched.solvers.bruteforce import enumerate_best
 
-from .ideals import item_ideals
+from .ideals import chain_order, item_ideals
 
 
 def _ideal_chains(inst: ChipletInstance, cap: int) -> tuple[np.ndarray, list[list[int]]]:
@@ -80,12 +80,7 @@ def brute_chiplet(inst: ChipletInstance, max_candidates: int = 200_000
                                                            strict=False)]),
         size=size, max_candidates=max_candidates, what=f"instance {inst.name}")
     ch, cnts = res.best
-    order: list[int] = []
-    regs = []
-    for a, b in zip(ch, ch[1:], strict=False):
-        items = np.flatnonzero(memb[b] & ~memb[a]).tolist()
-        regs.append((len(order), len(order) + len(items) - 1))
-        order.extend(items)
+    order, regs = chain_order(memb, ch)
     return res.value, chiplet_solution(inst, regs, cnts, order), res.count
 
 

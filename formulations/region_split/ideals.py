@@ -17,14 +17,14 @@ branch lengths + 1 per module) but exponential in general, hence ``max_ideals``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from chipsched.errors import InputError
 from chipsched.problems.region_split import ChipletInstance
 from chipsched.problems.region_split.objectives import aggregate
+
+from .dynprog import best_final
 
 #: Default largest number of ideals the DP enumerates (pairs of ideals grow as its
 #: square; 5,000 keeps a run under a minute on a 6×6 grid).
@@ -146,19 +146,7 @@ def dp_ideals(inst: ChipletInstance, max_ideals: int = MAX_IDEALS) -> IdealSplit
             F[t, dst, m:] = np.where(better, val, cur)
             arg_sub[t, dst, m:] = np.where(better, subs[best], arg_sub[t, dst, m:])
             arg_m[t, dst, m:] = np.where(better, m, arg_m[t, dst, m:])
-    final = F[K - 1]  # (D, M+1)
-    if tracked:
-        rs = np.arange(D)[:, None]
-        safe = np.where(np.isfinite(final), final, 0.0)
-        score = np.where(np.isfinite(final), rs * safe, np.inf) if kind == "count_max" \
-            else final.copy()
-        score[0] = np.inf
-    else:
-        score = final
-    r, u = np.unravel_index(int(np.argmin(score)), score.shape)
-    value = float(score[r, u])
-    if not math.isfinite(value):
-        raise InputError("instance", "no feasible region split", "check max_regions")
+    value, r, u = best_final(F[K - 1], kind, tracked)
     chain, counts = [K - 1], []
     t = K - 1
     while t > 0:
@@ -168,12 +156,19 @@ def dp_ideals(inst: ChipletInstance, max_ideals: int = MAX_IDEALS) -> IdealSplit
         t, u = s, u - m
         r = r - 1 if tracked else r
     chain, counts = chain[::-1], counts[::-1]
+    order, regions = chain_order(memb, chain)
+    return IdealSplit(value, tuple(order), tuple(regions), tuple(counts), K, pairs)
+
+
+def chain_order(memb: np.ndarray, chain: list[int] | tuple[int, ...]
+                ) -> tuple[list[int], list[tuple[int, int]]]:
+    """The item order and the regions (positions in it) of a chain of ideals (rows of
+    ``memb``, from ∅ to all items). The item index order is topological, so each
+    stage's items in index order are too, and the stages follow their dependencies."""
     order: list[int] = []
     regions = []
     for a, b in zip(chain, chain[1:], strict=False):
-        # the item index order is topological, so each stage's items in index order are
-        # too, and stages follow each other in dependency order
         stage_items = np.flatnonzero(memb[b] & ~memb[a]).tolist()
         regions.append((len(order), len(order) + len(stage_items) - 1))
         order.extend(stage_items)
-    return IdealSplit(value, tuple(order), tuple(regions), tuple(counts), K, pairs)
+    return order, regions
