@@ -112,6 +112,35 @@ SPATIAL_MAPPINGS = {
 # --------------------------------------------------------------------------- inputs
 
 
+def _register_file(name: str, operand: str, nbytes: int, pj_per_byte: float, what: str
+                   ) -> str:
+    """A per-MAC 8-bit register file in ZigZag's format: ``served_dimensions: []`` = one
+    private copy per MAC; one 8-bit read and one 8-bit write port."""
+    return f"""\
+  # Per-MAC {what} register file: {nbytes} B; served_dimensions [] = one private copy
+  # per MAC. {pj_per_byte} pJ per 8-bit read or write, one element/cycle each way.
+  {name}:
+    size: {8 * nbytes}
+    r_cost: {pj_per_byte}
+    w_cost: {pj_per_byte}
+    area: 0
+    latency: 1
+    operands: [{operand}]
+    ports:
+      - name: r_port_1
+        type: read
+        bandwidth_min: 8
+        bandwidth_max: 8
+        allocation: [{operand}, tl]
+      - name: w_port_1
+        type: write
+        bandwidth_min: 8
+        bandwidth_max: 8
+        allocation: [{operand}, fh]
+    served_dimensions: []
+"""
+
+
 def accelerator_yaml(a: dict) -> str:
     """The tile in ZigZag's accelerator YAML format, with every choice commented."""
     sram_port_bits = 8 * a["sram_bw_bytes_per_cycle"]
@@ -126,50 +155,8 @@ def accelerator_yaml(a: dict) -> str:
 name: {a["name"]}
 
 memories:
-  # Per-MAC weight register file: {a["rf_w_bytes"]} B; served_dimensions [] = one private copy
-  # per MAC (a PE of {a["lanes"]}x{a["vector"]} MACs holds {a["lanes"] * a["vector"]} of them).
-  # {a["rf_pj_per_byte"]} pJ per 8-bit read or write, 1 weight/cycle each way.
-  rf_w:
-    size: {8 * a["rf_w_bytes"]}
-    r_cost: {a["rf_pj_per_byte"]}
-    w_cost: {a["rf_pj_per_byte"]}
-    area: 0
-    latency: 1
-    operands: [I2]
-    ports:
-      - name: r_port_1
-        type: read
-        bandwidth_min: 8
-        bandwidth_max: 8
-        allocation: [I2, tl]
-      - name: w_port_1
-        type: write
-        bandwidth_min: 8
-        bandwidth_max: 8
-        allocation: [I2, fh]
-    served_dimensions: []
-
-  # Per-MAC input (activation) register file: {a["rf_i_bytes"]} B, same costs as rf_w.
-  rf_i:
-    size: {8 * a["rf_i_bytes"]}
-    r_cost: {a["rf_pj_per_byte"]}
-    w_cost: {a["rf_pj_per_byte"]}
-    area: 0
-    latency: 1
-    operands: [I1]
-    ports:
-      - name: r_port_1
-        type: read
-        bandwidth_min: 8
-        bandwidth_max: 8
-        allocation: [I1, tl]
-      - name: w_port_1
-        type: write
-        bandwidth_min: 8
-        bandwidth_max: 8
-        allocation: [I1, fh]
-    served_dimensions: []
-
+{_register_file("rf_w", "I2", a["rf_w_bytes"], a["rf_pj_per_byte"], "weight")}
+{_register_file("rf_i", "I1", a["rf_i_bytes"], a["rf_pj_per_byte"], "input (activation)")}
   # Per-MAC partial-sum register: one {psum_bits}-bit accumulator ({rf_o_pj:g} pJ per access
   # = {a["rf_pj_per_byte"]} pJ/B x {psum_bits // 8} B); spatial reduction over C happens on the
   # way up to the SRAM (ZigZag's adder-tree view).
