@@ -58,6 +58,14 @@ def vector_array_cycles(n: Any, K: Any, Cg: Any, H: Any, W: Any, R: Any, S: Any,
     the input is swept (⌈K/(lanes·pes)⌉ or ⌈K/lanes⌉), used for buffer reads.
     Works elementwise on numpy arrays.
     """
+    cycles, passes, _ = _vector_mapping(n, K, Cg, H, W, R, S, array)
+    return cycles, passes
+
+
+def _vector_mapping(n: Any, K: Any, Cg: Any, H: Any, W: Any, R: Any, S: Any,
+                    array: ArraySpec) -> tuple[Any, Any, Any]:
+    """``(cycles, channel_passes, over_channels)`` of :func:`vector_array_cycles`;
+    ``over_channels`` is True where the PEs take output channels (ties included)."""
     V, L, P = array.vector, array.lanes, array.pes
     red = R * S * _ceil_div(Cg, V)
     pix = n * H * W
@@ -65,9 +73,8 @@ def vector_array_cycles(n: Any, K: Any, Cg: Any, H: Any, W: Any, R: Any, S: Any,
     kp_b = _ceil_div(K, L)
     a = pix * red * kp_a
     b = _ceil_div(pix, P) * red * kp_b
-    cycles = np.minimum(a, b)
-    passes = np.where(a <= b, kp_a, kp_b)
-    return cycles, passes
+    chan = a <= b
+    return np.minimum(a, b), np.where(chan, kp_a, kp_b), chan
 
 
 def systolic_cycles(m: Any, k: Any, n: Any, w: int) -> Any:
@@ -134,12 +141,22 @@ class LayerCost:
     cycles: float
     compute_s: float
     utilization: float
-    weight_fetch_bytes: float  # weights delivered to units (replicas counted)
+    weight_fetch_bytes: float  # weights delivered to units (replicas and spill re-reads counted)
     ifmap_fetch_bytes: float  # input activations delivered to units (halo, replicas, spills)
     ofmap_bytes: float
     footprint_bytes: float  # per-unit working set before spilling
-    mac_energy_j: float
+    mac_energy_j: float  # MACs, vector ops and (reuse model) register accesses
     buffer_energy_j: float
+    ideal_cycles: float = 0.0  # the MAC array alone, before buffer-port stalls
+    register_energy_j: float = 0.0  # the register part of mac_energy_j
+    dataflow: str = ""  # reuse model: output-, weight- or input-stationary
+    input_rereads: float = 1.0  # spill: times the input is fetched (in ifmap_fetch_bytes)
+    weight_rereads: float = 1.0  # spill: times the weights are fetched (in weight_fetch_bytes)
+
+    @property
+    def stall_cycles(self) -> float:
+        """Cycles the array waits for the buffer ports (reuse model; 0 otherwise)."""
+        return self.cycles - self.ideal_cycles
 
 
 @dataclass(frozen=True)
@@ -164,6 +181,11 @@ class LayerTable:
     footprint_bytes: np.ndarray
     mac_energy_j: np.ndarray
     buffer_energy_j: np.ndarray
+    ideal_cycles: np.ndarray | None = None
+    register_energy_j: np.ndarray | None = None
+    dataflow: np.ndarray | None = None  # index into DATAFLOWS, -1 where none applies
+    input_rereads: np.ndarray | None = None  # spill: times the input is fetched (≥ 1)
+    weight_rereads: np.ndarray | None = None  # spill: times the weights are fetched (≥ 1)
 
     def batch_index(self, b: int) -> int:
         try:
@@ -189,6 +211,16 @@ class LayerTable:
             footprint_bytes=float(self.footprint_bytes[layer, g, j]),
             mac_energy_j=float(self.mac_energy_j[layer, g, j]),
             buffer_energy_j=float(self.buffer_energy_j[layer, g, j]),
+            ideal_cycles=float(self.cycles[layer, g, j] if self.ideal_cycles is None
+                               else self.ideal_cycles[layer, g, j]),
+            register_energy_j=float(0 if self.register_energy_j is None
+                                    else self.register_energy_j[layer, g, j]),
+            dataflow=("" if self.dataflow is None or self.dataflow[layer, g, j] < 0
+                      else DATAFLOWS[int(self.dataflow[layer, g, j])]),
+            input_rereads=float(1 if self.input_rereads is None
+                                else self.input_rereads[layer, g, j]),
+            weight_rereads=float(1 if self.weight_rereads is None
+                                 else self.weight_rereads[layer, g, j]),
         )
 
 
@@ -235,20 +267,136 @@ def _partition_costs(cols: dict[str, np.ndarray], parts: np.ndarray, b: int, uni
     out_t = n_t * K_t * H_t * W_t
     in_t = in_t + n_t * c["gathered_elems"] * (K_t * H_t * W_t) / (K * H * W)
     fp = (w_t + in_t + out_t) * precision
-    # Spill rule: weights stream through half the buffer; the input is re-read once
-    # per weight chunk when the working set does not fit (docs/cost-model.md).
     half = unit.buffer_bytes / 2
-    spill = np.where(fp > unit.buffer_bytes, np.maximum(1, np.ceil(w_t * precision / half)), 1)
+    over = fp > unit.buffer_bytes
+    reuse = unit.onchip_model == "reuse"
+    if reuse:
+        # Spill rule (reuse model): what fits half the buffer stays, the other operand
+        # streams through the other half once; when neither fits, the cheaper of
+        # re-reading the input per weight chunk or the weights per activation chunk.
+        w_b, a_b = w_t * precision, (in_t + out_t) * precision
+        re_in = np.maximum(1, np.ceil(w_b / half))
+        re_w = np.maximum(1, np.ceil(a_b / half))
+        in_cheaper = in_t * (re_in - 1) <= w_t * (re_w - 1)
+        spill = np.where(over & in_cheaper, re_in, 1.0)
+        wspill = np.where(over & ~in_cheaper, re_w, 1.0)
+    else:
+        # Spill rule (ideal model, before issue 14): weights stream through half the
+        # buffer; the input is re-read once per weight chunk when the working set does
+        # not fit (docs/cost-model.md).
+        spill = np.where(over, np.maximum(1, np.ceil(w_t * precision / half)), 1)
+        wspill = 1.0
     tiles = units_used.astype(float)
-    weight_fetch = tiles * w_t * precision
+    weight_fetch = tiles * w_t * precision * wspill
     ifmap_fetch = tiles * in_t * precision * spill
     ofmap = np.broadcast_to(b * K * H * W * precision, cycles.shape).astype(float)
-    # Buffer accesses: every fetched byte is written once; weights read once (held in the
-    # array), inputs read once per channel pass, outputs written and read once.
-    buf_bytes = 2 * weight_fetch + ifmap_fetch * (1 + passes) + 2 * ofmap
-    return {"cycles": cycles, "units_used": units_used, "weight_fetch": weight_fetch,
+    e = unit.energy
+    if reuse and unit.array.kind == "vector":
+        # per unit: fills from DRAM/NoC are written once, the outputs read out once
+        fills = (weight_fetch + ifmap_fetch) / np.maximum(tiles, 1)
+        # weights streaming through half the buffer come in chunks: input-stationary
+        # reuse spans only the output-channel passes of one chunk
+        chunks = np.where(over & (wspill == 1), np.maximum(1, np.ceil(w_b / half)), 1)
+        df = _reuse_dataflow(n_t, K_t, Cg, Kg, H_t, W_t, R, S, is_mm, unit, precision,
+                             extra_reads=out_t * precision, extra_writes=fills,
+                             weight_chunks=chunks)
+        cycles = np.where(mac, df["cycles"], cycles)
+        buf_bytes = np.where(mac, (df["reads"] + df["writes"]) * tiles,
+                             2 * weight_fetch + ifmap_fetch * 2 + 2 * ofmap)
+        buffer_pj = buf_bytes * e.buffer_pj_per_byte
+        register = np.where(mac, df["register_bytes"] * tiles * unit.registers.pj_per_byte, 0.0)
+        dataflow = np.where(mac, df["dataflow"], -1)
+    else:
+        # Buffer accesses: every fetched byte is written once; weights read once (held in
+        # the array), inputs read once per channel pass, outputs written and read once.
+        buf_bytes = 2 * weight_fetch + ifmap_fetch * (1 + passes) + 2 * ofmap
+        buffer_pj = buf_bytes * e.buffer_pj_per_byte
+        register = np.zeros(cycles.shape)
+        dataflow = np.full(cycles.shape, -1)
+    return {"cycles": cycles, "ideal_cycles": np.where(mac, mcyc, cycles).astype(float),
+            "units_used": units_used, "weight_fetch": weight_fetch,
             "ifmap_fetch": ifmap_fetch, "ofmap": ofmap, "footprint": fp,
-            "buffer_energy": buf_bytes * unit.energy.buffer_pj_per_byte * PJ}
+            "activations": (in_t + out_t) * precision, "buffer_energy": buffer_pj * PJ,
+            "register_energy": register * PJ,
+            "input_rereads": np.broadcast_to(spill, cycles.shape).astype(float),
+            "weight_rereads": np.broadcast_to(wspill, cycles.shape).astype(float),
+            "dataflow": dataflow.astype(float)}
+
+
+#: The stationarity a reuse-model layer runs with (``LayerTable.dataflow``; -1: not a MAC
+#: layer on a vector array, or the ideal model).
+DATAFLOWS = ("output-stationary", "weight-stationary", "input-stationary")
+
+
+def _reuse_dataflow(n_t: Any, K_t: Any, Cg: Any, Kg: Any, H_t: Any, W_t: Any, R: Any, S: Any,
+                    is_mm: Any, unit: ComputeUnit, precision: int, extra_reads: Any,
+                    extra_writes: Any, weight_chunks: Any = 1) -> dict[str, Any]:
+    """Cycles, buffer reads and writes and register bytes of one unit's MAC loop nest under
+    the best of output-, weight- and input-stationary (docs/cost-model.md §3, reuse model).
+
+    The PE mapping is the one :func:`vector_array_cycles` picks. Per cycle the array reads
+    ``sK·sC`` weights and ``sP·sC`` inputs (× the groups its lanes span) and updates
+    ``sK·sP`` lane accumulators. Output-stationary keeps each accumulator for its whole
+    reduction and streams both operands every cycle; weight-stationary keeps a chunk of
+    ``r`` weights per MAC (its register) while every pixel passes, reading each weight
+    once; input-stationary keeps ``r`` inputs per MAC while the output-channel passes run
+    (those of one group — a grouped layer's passes read other inputs — and of one weight
+    chunk when the weights stream through the buffer, ``weight_chunks``).
+    Both of the latter leave a partial sum after every chunk of ``r`` reduction steps, so
+    each output is read and written ``⌈reduction/r⌉ − 1`` times at ``psum_bits``.
+    ``extra_reads``/``extra_writes`` (bytes per unit: outputs read out, fills written)
+    are the same for all three. The buffer has one read and one write port of
+    ``buffer_port_bytes_per_cycle``; the array stalls when either needs more cycles than
+    the MACs, and (``registers.psum_buffers`` = 1) while a single-buffered accumulator
+    writes its partial sum back. Chosen: the least cycles × on-chip energy.
+    """
+    arr, reg = unit.array, unit.registers
+    V, L, P = arr.vector, arr.lanes, arr.pes
+    pix = n_t * H_t * W_t
+    red = _ceil_div(Cg, V) * R * S
+    cyc, passes, chan = _vector_mapping(n_t, K_t, Cg, H_t, W_t, R, S, arr)
+    cyc = cyc.astype(float)
+    sC = np.minimum(Cg, V)
+    sK = np.where(chan, np.minimum(K_t, L * P), np.minimum(K_t, L))
+    sP = np.where(chan, 1, np.minimum(pix, P))
+    span = np.minimum(sK, _ceil_div(sK, Kg))  # groups the lanes' output channels cover
+    uW, uI, uO = sK * sC, sP * sC * span, sK * sP
+    p, ps = float(precision), reg.psum_bits / 8
+    out = n_t * K_t * H_t * W_t
+    w_elems = K_t * Cg * R * S * np.where(is_mm, n_t, 1)  # a matmul's b operand is per sample
+    cw, ci = max(1, reg.weight_bytes // precision), max(1, reg.input_bytes // precision)
+    spills_w = _ceil_div(red, np.minimum(cw, red)) - 1  # partial-sum round trips per output
+    spills_i = _ceil_div(red, np.minimum(ci, red)) - 1
+    # axis 0: output-, weight-, input-stationary (DATAFLOWS)
+    w_rd = np.stack(np.broadcast_arrays(cyc * uW, w_elems * 1.0, cyc * uW)) * p
+    # input-stationary: the passes sharing an input are those over the same groups
+    slots = passes * span
+    shared = np.maximum(1.0, slots / np.minimum(slots, _ceil_div(K_t, Kg)))
+    shared = np.maximum(1.0, shared / weight_chunks)
+    i_rd = np.stack(np.broadcast_arrays(cyc * uI, cyc * uI, cyc * uI / shared)) * p
+    o_sp = np.stack(np.broadcast_arrays(out * 0.0, out * spills_w, out * spills_i)) * ps
+    reads = w_rd + i_rd + o_sp + extra_reads
+    writes = o_sp + out * p + extra_writes
+    macs = pix * K_t * Cg * R * S
+    # registers: every MAC reads its weight and input, every lane accumulates once per
+    # cycle; a register is written by each buffer read it receives (weights fan out over
+    # the pixels, inputs over the lanes of one group) and by partial sums coming back
+    register = 2 * p * macs + 2 * ps * cyc * uO + w_rd * sP + i_rd * (sK / span) + 2 * o_sp
+    energy = (reads + writes) * unit.energy.buffer_pj_per_byte + register * reg.pj_per_byte
+    port = unit.buffer_port_bytes_per_cycle
+    # a single-buffered lane accumulator cannot accumulate while its partial sum goes
+    # back to the buffer: the write-back adds to the array's cycles
+    exposed = o_sp / port if reg.psum_buffers == 1 else 0.0
+    cycles = np.maximum(cyc + exposed, np.maximum(reads, writes) / port)
+    # the layer-local energy-delay product: neither the fastest order whatever its
+    # traffic nor the most frugal whatever its stalls
+    best = np.argmin(cycles * energy, axis=0)[None]
+
+    def pick(x: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(x, best, axis=0)[0]
+
+    return {"cycles": pick(cycles), "reads": pick(reads), "writes": pick(writes),
+            "register_bytes": pick(register), "dataflow": best[0]}
 
 
 def _layer_columns(workload: Workload) -> dict[str, np.ndarray]:
@@ -282,8 +430,10 @@ def build_layer_table(workload: Workload, unit: ComputeUnit, max_units: int,
     starts = np.searchsorted(prod, np.arange(1, max_units + 1))
     L, G, B = len(workload), max_units, len(batches)
     shape = (L, G, B)
-    out = {k: np.zeros(shape) for k in ("cycles", "units_used", "weight_fetch", "ifmap_fetch",
-                                        "ofmap", "footprint", "buffer_energy")}
+    out = {k: np.zeros(shape) for k in ("cycles", "ideal_cycles", "units_used", "weight_fetch",
+                                        "ifmap_fetch", "ofmap", "footprint", "buffer_energy",
+                                        "register_energy", "dataflow", "input_rereads",
+                                        "weight_rereads")}
     part_idx = np.zeros(shape, dtype=np.int64)
     idx = np.arange(len(parts))
     seg = np.repeat(np.arange(G), np.diff(np.append(starts, len(parts))))
@@ -300,8 +450,7 @@ def build_layer_table(workload: Workload, unit: ComputeUnit, max_units: int,
             # Without the first and third, a zero-cycle concat sits on one unit and a
             # wide 1x1 conv splits its output channels so that every unit holds the
             # whole input, however large.
-            fp = pc["footprint"]
-            act = fp - pc["weight_fetch"] / np.maximum(pc["units_used"], 1)
+            fp, act = pc["footprint"], pc["activations"]
             runnable = (fp <= unit.buffer_bytes) | (act <= unit.buffer_bytes / 2)
             cyc = np.where(runnable, pc["cycles"], pc["cycles"] + pc["cycles"].max() + 1)
             traffic = pc["weight_fetch"] + pc["ifmap_fetch"]
@@ -329,7 +478,8 @@ def build_layer_table(workload: Workload, unit: ComputeUnit, max_units: int,
     macs = cols["macs"][:, None, None] * np.array(batches)[None, None, :]
     ops = cols["ops"][:, None, None] * np.array(batches)[None, None, :]
     e = unit.energy
-    mac_energy = np.broadcast_to((macs * e.mac_pj + ops * e.vector_op_pj) * PJ, shape).copy()
+    # the MAC datapath: MACs, vector ops and (reuse model) the MACs' register accesses
+    mac_energy = (macs * e.mac_pj + ops * e.vector_op_pj) * PJ + out["register_energy"]
     peak = out["units_used"] * unit.array.macs * np.maximum(out["cycles"], 1e-300)
     util = np.where(cols["mac_kind"][:, None, None], macs / peak, 0.0)
     return LayerTable(
@@ -338,7 +488,9 @@ def build_layer_table(workload: Workload, unit: ComputeUnit, max_units: int,
         units_used=out["units_used"].astype(np.int64), utilization=util,
         weight_fetch_bytes=out["weight_fetch"], ifmap_fetch_bytes=out["ifmap_fetch"],
         ofmap_bytes=out["ofmap"], footprint_bytes=out["footprint"], mac_energy_j=mac_energy,
-        buffer_energy_j=out["buffer_energy"])
+        buffer_energy_j=out["buffer_energy"], ideal_cycles=out["ideal_cycles"],
+        register_energy_j=out["register_energy"], dataflow=out["dataflow"].astype(np.int64),
+        input_rereads=out["input_rereads"], weight_rereads=out["weight_rereads"])
 
 
 def layer_on_units(layer: Layer, unit: ComputeUnit, units: int, batch: int = 1,

@@ -61,12 +61,45 @@ class UnitEnergy:
 
 
 @dataclass(frozen=True)
+class Registers:
+    """The register level of a vector array's MACs (used by the ``reuse`` on-chip model).
+
+    Each MAC has a private weight and input register of ``weight_bytes`` / ``input_bytes``
+    (8 int8 values by default); each lane has one ``psum_bits`` accumulator after the
+    vector's adder tree. ``pj_per_byte`` is the energy of a register read or write.
+    ``psum_buffers``: 1 = the accumulator is single-buffered, so a partial sum going back
+    to the buffer stalls its lane; 2 = double-buffered, the write-back overlaps.
+    """
+
+    weight_bytes: int = 8
+    input_bytes: int = 8
+    psum_bits: int = 32
+    pj_per_byte: float = 0.01
+    psum_buffers: int = 1
+
+
+#: How a unit's on-chip traffic is costed (docs/cost-model.md §3): ``reuse`` (since issue
+#: 14: registers, the best of weight-, input- and output-stationary, buffer-port stalls,
+#: the cheaper spill) or ``ideal`` (before it: one buffer read per operand per pass, free
+#: partial sums, ports that never stall).
+ONCHIP_MODELS = ("reuse", "ideal")
+
+
+@dataclass(frozen=True)
 class ComputeUnit:
     array: ArraySpec
     buffer_bytes: int
     frequency_ghz: float
     vector_ops_per_cycle: int
     energy: UnitEnergy
+    onchip_model: str = "reuse"
+    registers: Registers = field(default_factory=Registers)
+    buffer_port_bytes_per_cycle: float = 128.0
+
+    def __post_init__(self) -> None:
+        if self.onchip_model not in ONCHIP_MODELS:
+            raise InputError("unit.onchip_model", f"unknown model {self.onchip_model!r}",
+                             f"use one of {', '.join(ONCHIP_MODELS)}")
 
     @property
     def frequency_hz(self) -> float:
@@ -270,7 +303,10 @@ class Hardware:
                 array=ArraySpec(**u["array"]), buffer_bytes=u["buffer_bytes"],
                 frequency_ghz=float(u["frequency_ghz"]),
                 vector_ops_per_cycle=u["vector_ops_per_cycle"],
-                energy=UnitEnergy(**{k: float(v) for k, v in u["energy"].items()}))
+                energy=UnitEnergy(**{k: float(v) for k, v in u["energy"].items()}),
+                onchip_model=u.get("onchip_model", "reuse"),
+                registers=Registers(**u.get("registers", {})),
+                buffer_port_bytes_per_cycle=float(u.get("buffer_port_bytes_per_cycle", 128)))
         chiplet = Chiplet(**data["chiplet"]) if "chiplet" in data else None
         if chiplet and not unit:
             raise InputError(f"{source}.chiplet", "needs a 'unit' section (the NPU of each "

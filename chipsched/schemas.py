@@ -58,6 +58,24 @@ UNIT_SCHEMA = _obj({
         "vector_op_pj": _d(_NONNEG, "energy per non-MAC op, pJ"),
         "buffer_pj_per_byte": _d(_NONNEG, "global-buffer access energy, pJ per byte"),
     }, ["mac_pj", "vector_op_pj", "buffer_pj_per_byte"]),
+    "onchip_model": {"enum": ["reuse", "ideal"], "default": "reuse",
+                     "description": "how on-chip traffic is costed on a vector array: "
+                                    "'reuse' (registers, the best of weight-, input- and "
+                                    "output-stationary, buffer-port stalls) or 'ideal' (one "
+                                    "buffer read per operand per pass, free partial sums, no "
+                                    "stalls: the model before issue 14)"},
+    "registers": _obj({
+        "weight_bytes": _d(_POSINT, "weight register per MAC, bytes (default 8)"),
+        "input_bytes": _d(_POSINT, "input register per MAC, bytes (default 8)"),
+        "psum_bits": _d(_POSINT, "partial-sum accumulator per lane, bits (default 32)"),
+        "pj_per_byte": _d(_NONNEG, "register read or write, pJ per byte (default 0.01)"),
+        "psum_buffers": {"enum": [1, 2], "description": "accumulator buffers per lane: 1 "
+                         "(default) = a partial-sum write-back stalls the lane, 2 = it "
+                         "overlaps"},
+    }, [], "the MACs' register level (onchip_model 'reuse')"),
+    "buffer_port_bytes_per_cycle": _d(_POS, "global-buffer read port and write port width, "
+                                            "bytes per cycle each (default 128; onchip_model "
+                                            "'reuse')"),
 }, ["array", "buffer_bytes", "frequency_ghz", "vector_ops_per_cycle", "energy"],
     "one compute unit (hw-tile, NPU) at every mesh position")
 

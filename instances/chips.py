@@ -8,6 +8,8 @@ name               what
                    the left and right mesh edges, 0.7 pJ/bit/hop, 0.018 pJ/MAC, 7.5 pJ/bit
 ``cloud-12x12``    SET cloud platform: the same tile on a 12×12 mesh
 ``tiled-RxC``      the SET tile on any R×C mesh
+``NAME-ideal``     a tiled or chiplet chip with the ideal on-chip model (before issue 14),
+                   e.g. ``edge-4x4-ideal``
 ``chiplet-RxC``    seed 000: R×C sub-chiplets, N NPUs of w×w systolic arrays each (default
                    N=4, w=32; ``chiplet-4x4-n8-w16`` sets both), die-to-die links slower and
                    costlier than on-die ones
@@ -159,7 +161,21 @@ def chip_names() -> list[str]:
 
 
 def chip_dict(name: str) -> dict[str, Any]:
-    """The file form of a preset (or parametric) chip name."""
+    """The file form of a preset (or parametric) chip name.
+
+    A ``-ideal`` suffix (``edge-4x4-ideal``, ``chiplet-4x4-ideal``) gives the same chip
+    with the ideal on-chip model (docs/cost-model.md §3: one buffer read per operand per
+    pass, free partial sums, no port stalls, the input re-read per weight chunk; the model
+    before issue 14).
+    """
+    if name.endswith("-ideal"):
+        base = chip_dict(name[: -len("-ideal")])
+        unit = base.get("unit")
+        if not unit:
+            raise InputError(f"chip {name}", "'-ideal' applies to chips of compute units "
+                             "(tiled and chiplet presets)", "drop the suffix")
+        return {**base, "name": name, "unit": {**unit, "onchip_model": "ideal"},
+                "description": base.get("description", "") + " (ideal on-chip model)"}
     if name in PRESETS:
         return PRESETS[name]()
     for pat, make in _PATTERNS:
@@ -167,7 +183,7 @@ def chip_dict(name: str) -> dict[str, Any]:
         if m:
             return make(m)
     raise UnknownNameError("chip", name, [*PRESETS, "tiled-RxC", "chiplet-RxC[-nN][-wW]",
-                                          "neuro-RxC[-kCAP]"])
+                                          "neuro-RxC[-kCAP]", "<tiled or chiplet chip>-ideal"])
 
 
 def get_chip(spec: str | os.PathLike[str] | Hardware) -> Hardware:

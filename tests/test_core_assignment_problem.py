@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chipsched.errors import InputError
 from chipsched.instances.chips import get_chip
@@ -36,6 +38,41 @@ def test_evaluator_by_hand():
     assert core_loads(inst, sol).tolist() == [[2, 1], [0, 1]]
     assert evaluate(inst.with_objective("cut"), sol)[0] == 8.0
     assert evaluate(inst.with_objective("energy"), sol)[0] == m["noc_energy_j"]
+
+
+def test_multicast_counts_one_packet_per_destination_core():
+    """Neuron 0 feeds 1 and 2 (on core 3, 2 hops) and 3 (core 1, 1 hop); 1 feeds 3 (1
+    hop). Per synapse: 1·2 + 2·2 + 1·1 + 5·1 = 12 w·hop over 9 synapses; multicast: 0
+    sends one packet to core 3 and one to core 1, 1 one to core 1: 3 packets, 4 hops."""
+    g = NeuronGraph.from_edges([1, 1, 1, 1], [0, 0, 0, 1], [1, 2, 3, 3], [1, 2, 1, 5])
+    inst = Instance("mc", g, HW, rows=2, cols=2, capacity=2)
+    obj, m = evaluate(inst, [0, 3, 3, 1])
+    assert (m["traffic"], m["cut_weight"]) == (12, 9) and obj == 12.0
+    assert (m["multicast_packets"], m["multicast_traffic"]) == (3, 4)
+    # everything on one core: nothing leaves
+    one = Instance("mc1", g, HW, rows=1, cols=1, capacity=4)
+    assert evaluate(one, [0, 0, 0, 0])[1]["multicast_traffic"] == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 30), st.integers(0, 2**31 - 1))
+def test_multicast_never_exceeds_the_synapse_count(n, seed):
+    """Packets ≤ synapses leaving a core (a packet serves ≥ 1 synapse, weights ≥ 1), and
+    multicast traffic ≤ per-synapse traffic; equal when every weight is 1 and no neuron
+    has two targets on one core."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 3 * n))
+    u, v = rng.integers(0, n, m), rng.integers(0, n, m)
+    g = NeuronGraph.from_edges(np.ones(n, dtype=np.int64), u, v, rng.integers(1, 4, m))
+    inst = Instance("r", g, HW, rows=3, cols=4, capacity=max(1, -(-n // 12)))
+    core = rng.permutation(np.repeat(np.arange(12), inst.capacity))[:n]
+    _, met = evaluate(inst, core)
+    assert met["multicast_packets"] <= met["cut_weight"]
+    assert met["multicast_traffic"] <= met["traffic"]
+    if np.all(g.weights == 1):
+        pairs = {(min(a, b), core[max(a, b)]) for a, b in zip(u, v, strict=True) if a != b
+                 and core[a] != core[b]}
+        assert met["multicast_packets"] == len(pairs)
 
 
 def test_direction_convention_u_to_v():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -36,9 +37,14 @@ from chipsched.instances.networks import get_network
 from chipsched.workload import Layer, OpKind, Workload
 
 SET = get_chip("edge-4x4").unit
+# The hand-computed tests of sections 2-3 use the ideal on-chip model (one buffer read per
+# operand per pass, free partial sums, no stalls); REUSE is the same unit with the
+# reuse model (the default since issue 14), tested on its own numbers below.
 SMALL = ComputeUnit(ArraySpec("vector", vector=8, lanes=4, pes=2), buffer_bytes=1 << 20,
                     frequency_ghz=1.0, vector_ops_per_cycle=4,
-                    energy=UnitEnergy(mac_pj=1.0, vector_op_pj=1.0, buffer_pj_per_byte=1.0))
+                    energy=UnitEnergy(mac_pj=1.0, vector_op_pj=1.0, buffer_pj_per_byte=1.0),
+                    onchip_model="ideal")
+REUSE = replace(SMALL, onchip_model="reuse")
 CONV = Layer("c", OpKind.CONV, K=16, C=8, H=8, W=8, R=3, S=3, in_elems=512, weight_elems=1152)
 
 
@@ -150,12 +156,106 @@ def test_partition_search_by_hand():
 
 
 def test_spill_rereads_the_input_per_weight_chunk():
-    tiny_buf = ComputeUnit(SMALL.array, buffer_bytes=512, frequency_ghz=1.0,
-                           vector_ops_per_cycle=4, energy=SMALL.energy)
+    tiny_buf = replace(SMALL, buffer_bytes=512)
     r = layer_on_units(CONV, tiny_buf, 1)
     # footprint 1152 + 512 + 1024 > 512; weights stream in 256-byte halves: 5 chunks
     assert r.footprint_bytes == 2688
     assert r.ifmap_fetch_bytes == 512 * 5
+
+
+def test_reuse_model_by_hand():
+    """CONV on one unit of REUSE (vector 8 × lanes 4 × pes 2; 1 pJ/B buffer, registers of
+    8 B per MAC, single-buffered 32-bit lane accumulators at 0.01 pJ/B, 128 B/cycle
+    ports).
+
+    PEs over channels (1152 cycles, tie with pixels): 8 lanes·PEs × 8-wide vector, 2
+    channel passes, reduction ⌈8/8⌉·9 = 9 steps, 1024 outputs, 73,728 MACs. Per cycle
+    64 weights, 8 inputs, 8 accumulators. Buffer bytes (reads | writes; the fills 1152 +
+    512 and the 1024 outputs read out and written once are in all three):
+      output-stationary: 1152·64 + 1152·8 + 1024 = 83,968 | 1024 + 1664 = 2,688
+      weight-stationary: 1152 + 1152·8 + 1024·4·⌈9/8 − 1⌉ + 1024 = 15,488 | 6,784
+      input-stationary:  1152·64 + 1152·8/2 + 4096 + 1024 = 83,456 | 6,784
+    Registers (2 B per MAC + 8 B per accumulation + fan-out of buffer reads + 2 × psum
+    traffic): OS 368,640, WS 147,456 + 73,728 + 1,152 + 73,728 + 8,192 = 304,256, IS
+    339,968 B. Cycles: OS 1152; WS and IS 1152 + 4096/128 = 1184 (the single-buffered
+    accumulators wait for their 4,096 B of partial sums). Cycles × energy: OS 1152 ×
+    90,342.4, WS 1184 × (22,272 + 3,042.56), IS 1184 × 93,639.68 pJ: weight-stationary.
+    """
+    r = layer_on_units(CONV, REUSE, 1)
+    assert r.dataflow == "weight-stationary"
+    assert r.ideal_cycles == 1152 and r.cycles == 1184 and r.stall_cycles == 32
+    assert r.buffer_energy_j == pytest.approx(22_272e-12)
+    assert r.register_energy_j == pytest.approx(3_042.56e-12)
+    assert r.mac_energy_j == pytest.approx(CONV.macs * 1e-12 + 3_042.56e-12)
+    # double-buffered accumulators hide the write-back
+    two = replace(REUSE, registers=replace(REUSE.registers, psum_buffers=2))
+    assert layer_on_units(CONV, two, 1).cycles == 1152
+    # an 8 B/cycle port: WS reads 15,488 B in 1,936 cycles, the others need ~10,500
+    narrow = layer_on_units(CONV, replace(REUSE, buffer_port_bytes_per_cycle=8.0), 1)
+    assert narrow.dataflow == "weight-stationary"
+    assert narrow.cycles == pytest.approx(15_488 / 8) and narrow.ideal_cycles == 1152
+    # the ideal model on the same layer: 2·1152 + 512·(1 + 2) + 2·1024, no registers
+    ideal = layer_on_units(CONV, SMALL, 1)
+    assert ideal.buffer_energy_j == pytest.approx(5_888e-12) and ideal.register_energy_j == 0
+
+
+def test_reuse_model_depthwise_inputs_are_not_shared_across_passes():
+    """A 3×3 depthwise conv, 32 channels of 56×56, on one SET tile: PEs over pixels (7,056
+    cycles; 16 pixels × 8 lanes, each lane its own channel, so 128 distinct inputs and 8
+    weights per cycle, 4 passes over the 32 channels). The passes read other channels, so
+    input-stationary saves nothing: buffer reads (with the 100,352 outputs read out)
+      output-stationary: 7,056·8 + 7,056·128 + 100,352 = 1,059,968 B → 8,281 cycles
+      weight-stationary: 288 + 903,168 + 100,352·1·4 + 100,352 = 1,405,216 B → 10,978
+      input-stationary:  56,448 + 903,168 + 401,408 + 100,352 = 1,461,376 B → 11,417
+    on a 128 B/cycle read port: output-stationary, a 17 % stall."""
+    dw = Layer("dw", OpKind.CONV, K=32, C=32, H=56, W=56, R=3, S=3, groups=32,
+               in_elems=32 * 56 * 56, weight_elems=32 * 9)
+    r = layer_on_units(dw, SET, 1)
+    assert r.dataflow == "output-stationary" and r.ideal_cycles == 7056
+    assert r.cycles == pytest.approx(1_059_968 / 128)
+
+
+def test_reuse_spill_keeps_what_fits_and_streams_the_rest():
+    """An fc of 64 × 64 int8 weights (4,096 B) with a 2,048 B buffer: the 64 + 64
+    activation bytes fit half of it, so the weights stream through once and the input is
+    read once (the ideal model re-reads the input once per 1,024 B weight chunk: 4×)."""
+    fc = Layer("f", OpKind.FC, K=64, C=64, in_elems=64, weight_elems=4096)
+    r = layer_on_units(fc, replace(REUSE, buffer_bytes=2048), 1)
+    assert r.footprint_bytes == 4224
+    assert r.ifmap_fetch_bytes == 64 and r.weight_fetch_bytes == 4096
+    assert layer_on_units(fc, replace(SMALL, buffer_bytes=2048), 1).ifmap_fetch_bytes == 256
+    # neither fits half: CONV on 512 B re-reads the input per weight chunk (5 × 512 B)
+    # rather than the weights per activation chunk (6 × 1152 B)
+    c = layer_on_units(CONV, replace(REUSE, buffer_bytes=512), 1)
+    assert c.ifmap_fetch_bytes == 512 * 5 and c.weight_fetch_bytes == 1152
+
+
+@given(st.integers(1, 300), st.integers(1, 300), st.integers(1, 16), st.sampled_from([1, 3]),
+       st.sampled_from([1, 2]), st.sampled_from([1, 4]), st.sampled_from([1, 0]))
+def test_reuse_model_invariants(K, C, H, R, stride, b, depthwise):
+    """On one unit (one partition): the reuse model's array cycles are the ideal model's,
+    stalls only add, and a port wide enough with double-buffered accumulators removes
+    every stall."""
+    groups = C if depthwise == 0 else 1
+    K = C if groups > 1 else K
+    layer = Layer("x", OpKind.CONV, K=K, C=C, H=H, W=H, R=R, S=R, stride=stride, groups=groups,
+                  in_elems=C * (H * stride) ** 2, weight_elems=K * (C // groups) * R * R)
+    ideal = layer_on_units(layer, SMALL, 1, b)
+    r = layer_on_units(layer, REUSE, 1, b)
+    assert r.ideal_cycles == ideal.cycles and r.cycles >= r.ideal_cycles
+    assert r.dataflow in ("output-stationary", "weight-stationary", "input-stationary")
+    assert r.register_energy_j > 0 and r.buffer_energy_j > 0
+    wide = replace(REUSE, buffer_port_bytes_per_cycle=1e12,
+                   registers=replace(REUSE.registers, psum_buffers=2))
+    w = layer_on_units(layer, wide, 1, b)
+    assert w.cycles == w.ideal_cycles == ideal.cycles
+    # the weights cross the buffer at least once, and every output is written and read
+    assert r.buffer_energy_j >= (2 * r.ofmap_bytes + r.weight_fetch_bytes) * 1e-12 * (1 - 1e-9)
+
+
+def test_unknown_onchip_model_names_the_field():
+    with pytest.raises(InputError, match="onchip_model"):
+        replace(SMALL, onchip_model="magic")
 
 
 def test_batch_partition_and_fewer_units_than_given():

@@ -120,3 +120,29 @@ def test_errors_survive_pickling_across_processes():
     u = pickle.loads(pickle.dumps(UnknownNameError("network", "resnet5", ["resnet50"])))
     assert str(u) == str(UnknownNameError("network", "resnet5", ["resnet50"]))
     assert u.known == ["resnet50"]
+
+
+def test_ideal_suffix_and_onchip_model_round_trip():
+    """``NAME-ideal`` is the same chip with the ideal on-chip model; a chip file keeps
+    its model, registers and port width; a chip without units refuses the suffix."""
+    ideal = get_chip("edge-4x4-ideal")
+    base = get_chip("edge-4x4")
+    assert base.unit.onchip_model == "reuse" and ideal.unit.onchip_model == "ideal"
+    assert ideal.unit.array == base.unit.array and ideal.rows == base.rows
+    assert get_chip("chiplet-2x2-ideal").unit.onchip_model == "ideal"
+    d = ideal.to_dict()
+    d["unit"]["registers"]["psum_bits"] = 24
+    d["unit"]["registers"]["psum_buffers"] = 2
+    back = Hardware.from_dict(d)
+    assert back.unit.onchip_model == "ideal" and back.unit.registers.psum_bits == 24
+    assert back.unit.registers.psum_buffers == 2
+    d["unit"]["registers"]["psum_buffers"] = 3
+    with pytest.raises(InputError, match="psum_buffers"):
+        Hardware.from_dict(d)
+    assert back.unit.buffer_port_bytes_per_cycle == 128.0
+    with pytest.raises(InputError, match="-ideal"):
+        get_chip("neuro-8x8-ideal")
+    bad = base.to_dict()
+    bad["unit"]["onchip_model"] = "magic"
+    with pytest.raises(InputError, match="onchip_model"):
+        Hardware.from_dict(bad)

@@ -26,15 +26,16 @@ Builders:
 Operations used by the decision: :meth:`NeuronGraph.contract` (quotient by a vertex
 labelling: coarsening, groups; its row merge :func:`merge_rows` also serves the on-disk
 coarsening), :func:`directed_flows` (traffic between labels in the ``u < v`` direction,
-for the evaluator), :meth:`NeuronGraph.validate` (symmetry check for graphs read from
+for the evaluator), :func:`multicast_flows` (the same as multicast packets: one per source
+vertex and destination label), :meth:`NeuronGraph.validate` (symmetry check for graphs read from
 files).
 """
 
 from __future__ import annotations
 
 from .generators import layered_random, stencil
-from .graph import NeuronGraph, directed_flows, merge_rows
+from .graph import NeuronGraph, directed_flows, merge_rows, multicast_flows
 from .workload import from_workload
 
 __all__ = ["NeuronGraph", "directed_flows", "from_workload", "layered_random", "merge_rows",
-           "stencil"]
+           "multicast_flows", "stencil"]

@@ -42,7 +42,7 @@ import numpy as np
 from chipsched.cost import hops, noc_energy_j, xy_link_loads
 from chipsched.errors import InputError
 from chipsched.hardware import Hardware
-from chipsched.neurongraph import NeuronGraph, directed_flows, from_workload
+from chipsched.neurongraph import NeuronGraph, directed_flows, from_workload, multicast_flows
 from chipsched.objective import Objective, ObjectiveSet
 from chipsched.problem import Problem
 from chipsched.workload import Workload
@@ -226,7 +226,9 @@ def evaluate(instance: Instance, solution: Any) -> tuple[float, dict[str, Any]]:
 
     Metrics: ``cut_weight``, ``traffic`` (Σ w·hops), ``byte_hops``, ``noc_energy_j``,
     ``max_link_bytes`` and ``busiest_link`` (XY routing, direction u < v → u to v),
-    ``cores_used``, ``max_core_load``, ``capacity``, ``mean_hops`` (traffic / cut).
+    ``cores_used``, ``max_core_load``, ``capacity``, ``mean_hops`` (traffic / cut),
+    ``multicast_packets`` and ``multicast_traffic`` (the same mapping when a neuron sends
+    one packet per destination core, not one per synapse).
     """
     core, loads = check_solution(instance, solution)
     src, dst, w = directed_flows(instance.graph, core, instance.n_cores)
@@ -255,10 +257,24 @@ def evaluate(instance: Instance, solution: Any) -> tuple[float, dict[str, Any]]:
         "max_core_load": int(loads.max()),
         "capacity": instance.capacity,
         "mean_hops": traffic / cut if cut else 0.0,
+        **_multicast(instance, core),
     }
     value = {"cut": float(cut), "traffic": float(traffic),
              "energy": energy}[instance.objective.name]
     return value, metrics
+
+
+def _multicast(instance: Instance, core: np.ndarray) -> dict[str, Any]:
+    """The same mapping on a multicast NoC (SNEAP / SpiNeMap's traffic model): a neuron
+    sends one packet to each other core holding any of its targets, instead of one per
+    synapse. ``multicast_packets``: packets that leave their core; ``multicast_traffic``:
+    Σ packets·hops (unicast per destination core, XY routes; a tree sharing links would
+    be lower still)."""
+    src, dst, pk = multicast_flows(instance.graph, core, instance.n_cores)
+    sr, sc = instance.coords(src)
+    dr, dc = instance.coords(dst)
+    return {"multicast_packets": int(pk.sum()),
+            "multicast_traffic": int((pk * hops(sr, sc, dr, dc)).sum())}
 
 
 def link_loads(instance: Instance, solution: Any) -> Any:

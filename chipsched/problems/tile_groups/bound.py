@@ -74,7 +74,7 @@ def lower_bound(instance: Any) -> LowerBound:
     divisors of B) from the analyzer's layer table."""
     an = instance.analyzer
     hw = an.hw
-    rows = an.rows  # (L, G, nb, 8)
+    rows = an.rows  # (L, G, nb, 10)
     L, G = rows.shape[0], rows.shape[1]
     B = an.B
     batches = np.asarray(an.table.batches, dtype=float)

@@ -395,7 +395,8 @@ class Analyzer:
         self.bidx = {b: j for j, b in enumerate(t.batches)}
         self.rows = np.stack([t.compute_s, t.units_used.astype(float), t.weight_fetch_bytes,
                               t.ifmap_fetch_bytes, t.ofmap_bytes, t.footprint_bytes,
-                              t.mac_energy_j, t.buffer_energy_j], axis=-1)
+                              t.mac_energy_j, t.buffer_energy_j, t.weight_rereads,
+                              t.input_rereads], axis=-1)
         n = len(w)
         self.preds = [tuple((p, w.edge_elems[(p, c)]) for p in w.preds[c]) for c in range(n)]
         self.succs = w.succs
@@ -426,8 +427,8 @@ class Analyzer:
         Otherwise no tree can run the network: :class:`InputError` naming the layer."""
         j = self.bidx[1]
         for lay in range(len(self.names)):
-            _, uu, wf, _, _, fp, _, _ = self.rows[lay, self.G - 1, j].tolist()
-            act = fp - wf / uu
+            _, uu, wf, _, _, fp, _, _, wre, _ = self.rows[lay, self.G - 1, j].tolist()
+            act = fp - wf / (uu * wre)
             if fp > self.buf and act > self.buf / 2:
                 raise InputError(
                     f"layer {self.names[lay]!r}",
@@ -650,7 +651,7 @@ class Analyzer:
             if row is None:
                 row = rows_cache[key] = self.rows[key].tolist()
             rec[lf.layer] = row
-            fp, uu, wf = row[5], row[1], row[2]
+            fp, w_tile = row[5], row[2] / (row[1] * row[8])
             sp = fp > buf
             spills[lf.layer] = sp
             if sp:
@@ -660,8 +661,8 @@ class Analyzer:
                                      f"working set ({fp:,.0f} B per tile) exceeds the buffer, "
                                      "so its weights cannot stay on chip",
                                      "give it more tiles or a smaller sub-batch")
-                if fp - wf / uu > buf / 2:
-                    raise Infeasible(where, f"needs {fp - wf / uu:,.0f} B of activations per "
+                if fp - w_tile > buf / 2:
+                    raise Infeasible(where, f"needs {fp - w_tile:,.0f} B of activations per "
                                      f"tile (more than half the {buf:,.0f} B buffer)",
                                      "give it more tiles or a smaller sub-batch")
         return rec, spills
@@ -712,12 +713,15 @@ class Analyzer:
                       np.zeros(k), np.zeros(k))
         for x, lf in enumerate(leaves):
             c = lf.layer
-            cs, uuf, wf, iff, of, fp, me, be = rec[c]
+            cs, uuf, wf, iff, of, fp, me, be, wre, ire = rec[c]
             uu = int(uuf)
             tr.los[x], tr.his[x] = lf.lo, lf.lo + uu
             runs = lf.runs
-            w_tile = wf / uu
-            spill = max(1, math.ceil(w_tile / (buf / 2) - 1e-9)) if spills[c] else 1
+            w_tile = wf / (uu * wre)  # the weights of one tile, once
+            # a spilling layer re-reads its input (or, reuse model, its weights) from DRAM
+            # as the cost table's spill rule says (docs/cost-model.md §3)
+            spill = int(round(ire)) if spills[c] else 1
+            wspill = wre if spills[c] else 1.0
             total_src = self.src_total[c]
             dram_elems = sum(e for _, e, d in routes[c] if not d)
             direct_elems = total_src - dram_elems
@@ -725,7 +729,7 @@ class Analyzer:
             direct_share = 1.0 - dram_share if total_src else 0.0
             # DRAM reads: weights once per segment run, DRAM-sourced inputs per run
             wbytes = self.weight_bytes[c]
-            tr.dram_read += wbytes * wscale + dram_elems * prec * lf.batch * spill * runs
+            tr.dram_read += wbytes * wscale * wspill + dram_elems * prec * lf.batch * spill * runs
             tr.v_in[x] = (iff * dram_share * runs + (wf * wscale if wbytes else 0.0)) / uu
             if writes[c]:
                 tr.dram_write += of * runs
