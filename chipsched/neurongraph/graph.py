@@ -225,12 +225,15 @@ def _contract(indptr, indices, weights, sizes, label, n_labels):  # pragma: no c
 
 
 @nb.njit(cache=True)
-def _directed_flows(indptr, indices, weights, label, n_labels):  # pragma: no cover - numba
+def _directed_flows(indptr, indices, weights, label, n_labels, multicast=False
+                    ):  # pragma: no cover - numba
     """Aggregate the weight of edges ``{u, v}``, ``u < v``, with different labels into
     directed flows ``label[u] -> label[v]``. Returns (src, dst, w) sorted by (src, dst)
-    of first occurrence per source label."""
+    of first occurrence per source label. ``multicast``: count one packet per vertex
+    ``u`` and other label holding any of its targets instead of the edge weights."""
     mptr, members = _members_by_label(label, n_labels)
     acc = np.zeros(n_labels, np.int64)
+    last = np.full(n_labels, -1, np.int64)
     touched = np.empty(n_labels, np.int64)
     cap = 1024
     src = np.empty(cap, np.int64)
@@ -248,10 +251,14 @@ def _directed_flows(indptr, indices, weights, label, n_labels):  # pragma: no co
                 d = label[v]
                 if d == c:
                     continue
+                if multicast:
+                    if last[d] == u:
+                        continue
+                    last[d] = u
                 if acc[d] == 0:
                     touched[t] = d
                     t += 1
-                acc[d] += weights[j]
+                acc[d] += 1 if multicast else weights[j]
         if k + t > cap:
             while k + t > cap:
                 cap *= 2
@@ -270,56 +277,6 @@ def _directed_flows(indptr, indices, weights, label, n_labels):  # pragma: no co
             acc[d] = 0
             k += 1
     return src[:k], dst[:k], ww[:k]
-
-
-@nb.njit(cache=True)
-def _multicast_flows(indptr, indices, label, n_labels):  # pragma: no cover - numba
-    """Packets of a multicast NoC: every vertex ``u`` sends one packet to each label
-    (other than its own) that holds one of its targets ``v > u``. Returns (src, dst,
-    packets) aggregated per label pair, in the order of :func:`_directed_flows`."""
-    mptr, members = _members_by_label(label, n_labels)
-    acc = np.zeros(n_labels, np.int64)
-    last = np.full(n_labels, -1, np.int64)
-    touched = np.empty(n_labels, np.int64)
-    cap = 1024
-    src = np.empty(cap, np.int64)
-    dst = np.empty(cap, np.int64)
-    pk = np.empty(cap, np.int64)
-    k = 0
-    for c in range(n_labels):
-        t = 0
-        for mi in range(mptr[c], mptr[c + 1]):
-            u = members[mi]
-            for j in range(indptr[u], indptr[u + 1]):
-                v = indices[j]
-                if v <= u:
-                    continue
-                d = label[v]
-                if d == c or last[d] == u:
-                    continue
-                last[d] = u
-                if acc[d] == 0:
-                    touched[t] = d
-                    t += 1
-                acc[d] += 1
-        if k + t > cap:
-            while k + t > cap:
-                cap *= 2
-            src2 = np.empty(cap, np.int64)
-            dst2 = np.empty(cap, np.int64)
-            pk2 = np.empty(cap, np.int64)
-            src2[:k] = src[:k]
-            dst2[:k] = dst[:k]
-            pk2[:k] = pk[:k]
-            src, dst, pk = src2, dst2, pk2
-        for i in range(t):
-            d = touched[i]
-            src[k] = c
-            dst[k] = d
-            pk[k] = acc[d]
-            acc[d] = 0
-            k += 1
-    return src[:k], dst[:k], pk[:k]
 
 
 @nb.njit(cache=True)
@@ -580,5 +537,5 @@ def multicast_flows(graph: NeuronGraph, label: np.ndarray, n_labels: int
     vertex ``u`` sends one packet per other label holding any of its targets ``v > u``
     (the direction convention of the module docstring), however many synapses it feeds
     there. Returns ``(src, dst, packets)`` with ``src != dst``. O(nnz + n + labels)."""
-    return _multicast_flows(graph.indptr, graph.indices,
-                            np.ascontiguousarray(label, dtype=np.int64), int(n_labels))
+    return _directed_flows(graph.indptr, graph.indices, graph.weights,
+                           np.ascontiguousarray(label, dtype=np.int64), int(n_labels), True)
