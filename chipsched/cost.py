@@ -92,18 +92,19 @@ def systolic_cycles(m: Any, k: Any, n: Any, w: int) -> Any:
 
 
 def _mac_cycles(n, K, Cg, H, W, R, S, Kg, array: ArraySpec):
-    """Cycles and channel passes of a MAC loop nest on one unit of either array kind.
+    """Cycles, channel passes and (vector arrays) whether the PEs take output channels,
+    of a MAC loop nest on one unit of either array kind.
 
     ``Kg`` is the number of output channels per group (K/groups of the whole layer).
     """
     if array.kind == "vector":
-        return vector_array_cycles(n, K, Cg, H, W, R, S, array)
+        return _vector_mapping(n, K, Cg, H, W, R, S, array)
     # systolic: im2col product m×k×n per group; groups on one unit run one after another
     w = array.size
     ncol = np.minimum(K, Kg)
     ngroups = _ceil_div(K, Kg)
     cycles = ngroups * systolic_cycles(n * H * W, Cg * R * S, ncol, w)
-    return cycles, _ceil_div(ncol, w) * ngroups
+    return cycles, _ceil_div(ncol, w) * ngroups, None
 
 
 # ---------------------------------------------------------------------------------------
@@ -239,7 +240,7 @@ def _partition_costs(cols: dict[str, np.ndarray], parts: np.ndarray, b: int, uni
     units_used = np.minimum(pN, b) * np.minimum(pK, K) * np.minimum(pH, H) * np.minimum(pW, W)
 
     mac = c["mac_kind"]
-    mcyc, passes = _mac_cycles(n_t, K_t, Cg, H_t, W_t, R, S, Kg, unit.array)
+    mcyc, passes, over_channels = _mac_cycles(n_t, K_t, Cg, H_t, W_t, R, S, Kg, unit.array)
     share = (n_t * K_t * H_t * W_t) / (K * H * W)  # fraction of one sample's outputs
     vops = np.where(c["kind_embed"], c["ops"] + K * H * W, c["ops"])
     vcyc = _ceil_div(np.ceil(vops * share).astype(np.int64), unit.vector_ops_per_cycle)
@@ -291,28 +292,27 @@ def _partition_costs(cols: dict[str, np.ndarray], parts: np.ndarray, b: int, uni
     ifmap_fetch = tiles * in_t * precision * spill
     ofmap = np.broadcast_to(b * K * H * W * precision, cycles.shape).astype(float)
     e = unit.energy
+    # Buffer accesses (ideal model, and non-MAC layers in both): every fetched byte is
+    # written once; weights read once (held in the array), inputs read once per channel
+    # pass, outputs written and read once.
+    buf_bytes = 2 * weight_fetch + ifmap_fetch * (1 + passes) + 2 * ofmap
     if reuse and unit.array.kind == "vector":
         # per unit: fills from DRAM/NoC are written once, the outputs read out once
         fills = (weight_fetch + ifmap_fetch) / np.maximum(tiles, 1)
         # weights streaming through half the buffer come in chunks: input-stationary
         # reuse spans only the output-channel passes of one chunk
         chunks = np.where(over & (wspill == 1), np.maximum(1, np.ceil(w_b / half)), 1)
-        df = _reuse_dataflow(n_t, K_t, Cg, Kg, H_t, W_t, R, S, is_mm, unit, precision,
-                             extra_reads=out_t * precision, extra_writes=fills,
-                             weight_chunks=chunks)
+        df = _reuse_dataflow(mcyc, passes, over_channels, n_t, K_t, Cg, Kg, H_t, W_t, R, S,
+                             is_mm, unit, precision, extra_reads=out_t * precision,
+                             extra_writes=fills, weight_chunks=chunks)
         cycles = np.where(mac, df["cycles"], cycles)
-        buf_bytes = np.where(mac, (df["reads"] + df["writes"]) * tiles,
-                             2 * weight_fetch + ifmap_fetch * 2 + 2 * ofmap)
-        buffer_pj = buf_bytes * e.buffer_pj_per_byte
+        buf_bytes = np.where(mac, (df["reads"] + df["writes"]) * tiles, buf_bytes)
         register = np.where(mac, df["register_bytes"] * tiles * unit.registers.pj_per_byte, 0.0)
         dataflow = np.where(mac, df["dataflow"], -1)
     else:
-        # Buffer accesses: every fetched byte is written once; weights read once (held in
-        # the array), inputs read once per channel pass, outputs written and read once.
-        buf_bytes = 2 * weight_fetch + ifmap_fetch * (1 + passes) + 2 * ofmap
-        buffer_pj = buf_bytes * e.buffer_pj_per_byte
         register = np.zeros(cycles.shape)
         dataflow = np.full(cycles.shape, -1)
+    buffer_pj = buf_bytes * e.buffer_pj_per_byte
     return {"cycles": cycles, "ideal_cycles": np.where(mac, mcyc, cycles).astype(float),
             "units_used": units_used, "weight_fetch": weight_fetch,
             "ifmap_fetch": ifmap_fetch, "ofmap": ofmap, "footprint": fp,
@@ -328,13 +328,15 @@ def _partition_costs(cols: dict[str, np.ndarray], parts: np.ndarray, b: int, uni
 DATAFLOWS = ("output-stationary", "weight-stationary", "input-stationary")
 
 
-def _reuse_dataflow(n_t: Any, K_t: Any, Cg: Any, Kg: Any, H_t: Any, W_t: Any, R: Any, S: Any,
-                    is_mm: Any, unit: ComputeUnit, precision: int, extra_reads: Any,
-                    extra_writes: Any, weight_chunks: Any = 1) -> dict[str, Any]:
+def _reuse_dataflow(cyc: Any, passes: Any, over_channels: Any, n_t: Any, K_t: Any, Cg: Any,
+                    Kg: Any, H_t: Any, W_t: Any, R: Any, S: Any, is_mm: Any,
+                    unit: ComputeUnit, precision: int, extra_reads: Any, extra_writes: Any,
+                    weight_chunks: Any = 1) -> dict[str, Any]:
     """Cycles, buffer reads and writes and register bytes of one unit's MAC loop nest under
     the best of output-, weight- and input-stationary (docs/cost-model.md §3, reuse model).
 
-    The PE mapping is the one :func:`vector_array_cycles` picks. Per cycle the array reads
+    ``cyc``, ``passes``, ``over_channels``: the array cycles, channel passes and PE mapping
+    :func:`vector_array_cycles` picks (from the caller, computed once). Per cycle the array reads
     ``sK·sC`` weights and ``sP·sC`` inputs (× the groups its lanes span) and updates
     ``sK·sP`` lane accumulators. Output-stationary keeps each accumulator for its whole
     reduction and streams both operands every cycle; weight-stationary keeps a chunk of
@@ -354,8 +356,7 @@ def _reuse_dataflow(n_t: Any, K_t: Any, Cg: Any, Kg: Any, H_t: Any, W_t: Any, R:
     V, L, P = arr.vector, arr.lanes, arr.pes
     pix = n_t * H_t * W_t
     red = _ceil_div(Cg, V) * R * S
-    cyc, passes, chan = _vector_mapping(n_t, K_t, Cg, H_t, W_t, R, S, arr)
-    cyc = cyc.astype(float)
+    cyc, chan = np.asarray(cyc, dtype=float), over_channels
     sC = np.minimum(Cg, V)
     sK = np.where(chan, np.minimum(K_t, L * P), np.minimum(K_t, L))
     sP = np.where(chan, 1, np.minimum(pix, P))
