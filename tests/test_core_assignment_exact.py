@@ -126,7 +126,7 @@ def test_no_heuristic_beats_the_proven_optimum(inst, seed):
         assert r.objective >= ref.objective - TOL, (m, r.objective, ref.objective)
 
 
-@pytest.mark.parametrize("objective", ["traffic", "cut", "energy"])
+@pytest.mark.parametrize("objective", ["traffic", "cut", "energy", "multicast"])
 def test_every_registered_method_reports_the_evaluators_objective(objective):
     g = NeuronGraph.from_edges([1, 2, 1, 1, 2], [0, 1, 2, 3, 0, 1], [1, 2, 3, 4, 4, 3],
                                [4, 2, 7, 1, 3, 5])

@@ -27,15 +27,24 @@ Operations used by the decision: :meth:`NeuronGraph.contract` (quotient by a ver
 labelling: coarsening, groups; its row merge :func:`merge_rows` also serves the on-disk
 coarsening), :func:`directed_flows` (traffic between labels in the ``u < v`` direction,
 for the evaluator), :func:`multicast_flows` (the same as multicast packets: one per source
-vertex and destination label), :meth:`NeuronGraph.validate` (symmetry check for graphs read from
+vertex, spike and destination label) and :func:`multicast_quotient` (the group graph that
+places for multicast traffic), :func:`spike_weighted` (edge weights from per-vertex spike
+counts), :meth:`NeuronGraph.validate` (symmetry check for graphs read from
 files).
 """
 
 from __future__ import annotations
 
 from .generators import layered_random, stencil
-from .graph import NeuronGraph, directed_flows, merge_rows, multicast_flows
+from .graph import (
+    NeuronGraph,
+    directed_flows,
+    merge_rows,
+    multicast_flows,
+    multicast_quotient,
+    spike_weighted,
+)
 from .workload import from_workload
 
 __all__ = ["NeuronGraph", "directed_flows", "from_workload", "layered_random", "merge_rows",
-           "multicast_flows", "stencil"]
+           "multicast_flows", "multicast_quotient", "spike_weighted", "stencil"]

@@ -225,12 +225,13 @@ def _contract(indptr, indices, weights, sizes, label, n_labels):  # pragma: no c
 
 
 @nb.njit(cache=True)
-def _directed_flows(indptr, indices, weights, label, n_labels, multicast=False
-                    ):  # pragma: no cover - numba
+def _directed_flows(indptr, indices, weights, label, n_labels, multicast=False,
+                    source_weight=None):  # pragma: no cover - numba
     """Aggregate the weight of edges ``{u, v}``, ``u < v``, with different labels into
     directed flows ``label[u] -> label[v]``. Returns (src, dst, w) sorted by (src, dst)
     of first occurrence per source label. ``multicast``: count one packet per vertex
-    ``u`` and other label holding any of its targets instead of the edge weights."""
+    ``u`` and other label holding any of its targets instead of the edge weights
+    (``source_weight[u]`` packets when given: u's spike count)."""
     mptr, members = _members_by_label(label, n_labels)
     acc = np.zeros(n_labels, np.int64)
     last = np.full(n_labels, -1, np.int64)
@@ -252,13 +253,20 @@ def _directed_flows(indptr, indices, weights, label, n_labels, multicast=False
                 if d == c:
                     continue
                 if multicast:
-                    if last[d] == u:
+                    # a silent source sends nothing (and a zero must not enter acc)
+                    if last[d] == u or (source_weight is not None and
+                                        source_weight[u] == 0):
                         continue
                     last[d] = u
                 if acc[d] == 0:
                     touched[t] = d
                     t += 1
-                acc[d] += 1 if multicast else weights[j]
+                if not multicast:
+                    acc[d] += weights[j]
+                elif source_weight is None:
+                    acc[d] += 1
+                else:
+                    acc[d] += source_weight[u]
         if k + t > cap:
             while k + t > cap:
                 cap *= 2
@@ -531,11 +539,59 @@ def directed_flows(graph: NeuronGraph, label: np.ndarray, n_labels: int
                            np.ascontiguousarray(label, dtype=np.int64), int(n_labels))
 
 
-def multicast_flows(graph: NeuronGraph, label: np.ndarray, n_labels: int
+def multicast_flows(graph: NeuronGraph, label: np.ndarray, n_labels: int,
+                    spikes: np.ndarray | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Packets between labels on a multicast NoC (SpiNNaker-style routing tables): a
-    vertex ``u`` sends one packet per other label holding any of its targets ``v > u``
-    (the direction convention of the module docstring), however many synapses it feeds
-    there. Returns ``(src, dst, packets)`` with ``src != dst``. O(nnz + n + labels)."""
+    vertex ``u`` sends one packet per spike to every other label holding any of its
+    targets ``v > u`` (the direction convention of the module docstring), however many
+    synapses it feeds there; ``spikes[u]`` spikes per vertex (one when not given).
+    Returns ``(src, dst, packets)`` with ``src != dst``. O(nnz + n + labels)."""
+    sw = None if spikes is None else np.ascontiguousarray(spikes, dtype=np.int64)
     return _directed_flows(graph.indptr, graph.indices, graph.weights,
-                           np.ascontiguousarray(label, dtype=np.int64), int(n_labels), True)
+                           np.ascontiguousarray(label, dtype=np.int64), int(n_labels), True,
+                           sw)
+
+
+def multicast_quotient(graph: NeuronGraph, label: np.ndarray, n_labels: int,
+                       spikes: np.ndarray | None = None) -> NeuronGraph:
+    """The quotient graph by ``label`` whose edge {g, h} weighs the multicast packets
+    between g and h in both directions (:func:`multicast_flows`): Σ weight·hops of a
+    placement of the labels is then its multicast traffic, so any placement method
+    minimizes it exactly for a fixed labelling. Vertex sizes are summed."""
+    lab = np.ascontiguousarray(label, dtype=np.int64)
+    src, dst, pk = multicast_flows(graph, lab, n_labels, spikes)
+    sizes = np.bincount(lab, weights=graph.sizes, minlength=n_labels).astype(np.int64)
+    return NeuronGraph.from_edges(sizes, src, dst, pk, name=f"{graph.name}/multicast")
+
+
+def spike_weighted(graph: NeuronGraph, spikes: Any) -> NeuronGraph:
+    """Edge weights from spike activity: the edge {u, v}, u < v (direction u → v, see the
+    module docstring), carries ``synapses × spikes[u]`` — the spikes u fires over the
+    profiling window times the synapses they cross. Edges of silent sources drop out.
+    ``spikes``: one non-negative integer per vertex (a rate times the window, rounded by
+    the caller); a bad entry raises a one-line :class:`InputError`."""
+    s = np.asarray(spikes)
+    if s.shape != (graph.n,):
+        raise InputError("spikes", f"has {s.size} entries, the graph has {graph.n} vertices",
+                         "give one spike count per vertex")
+    if s.dtype.kind == "f":
+        if not np.all(np.isfinite(s)) or np.any(s != np.round(s)):
+            bad = int(np.flatnonzero(~np.isfinite(s) | (s != np.round(s)))[0])
+            raise InputError(f"spikes[{bad}]", f"{s[bad]!r} is not a whole spike count",
+                             "give counts over the profiling window (rate × window, "
+                             "rounded)")
+    elif s.dtype.kind not in "iu":
+        raise InputError("spikes", f"must be integers, got {s.dtype}",
+                         "give one spike count per vertex")
+    s = s.astype(np.int64)
+    if s.size and s.min() < 0:
+        bad = int(np.argmin(s))
+        raise InputError(f"spikes[{bad}]", f"negative spike count {int(s[bad])}")
+    rows = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(graph.indptr))
+    w = graph.weights * s[np.minimum(rows, graph.indices.astype(np.int64))]
+    keep = w > 0
+    ptr = np.zeros(graph.n + 1, np.int64)
+    np.cumsum(np.bincount(rows[keep], minlength=graph.n), out=ptr[1:])
+    return NeuronGraph(graph.sizes, ptr, graph.indices[keep], w[keep], name=graph.name,
+                       meta=graph.meta)

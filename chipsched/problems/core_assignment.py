@@ -19,7 +19,16 @@ Objectives (all minimized; ``Instance.objective`` chooses the one reported as
   distance (XY routing, :func:`chipsched.cost.hops`);
 * ``cut`` (unit ``w``) — weight of the edges whose ends are on different cores;
 * ``energy`` (unit ``J``) — NoC energy of that traffic, :func:`chipsched.cost.noc_energy_j`
-  of ``traffic × weight_bytes`` byte-hops at the chip's pJ/bit/hop.
+  of ``traffic × weight_bytes`` byte-hops at the chip's pJ/bit/hop;
+* ``multicast`` (unit ``packet·hop``) — the traffic of a multicast NoC (SNEAP /
+  SpiNeMap): a neuron sends one packet per spike to each other core holding any of its
+  targets, not one per synapse; Σ packets·hops.
+
+Spike activity: ``Instance.spikes`` (one count per vertex over a profiling window, e.g.
+per inference) weights the traffic — the graph's edge {u, v}, u < v, then carries
+synapses × spikes[u] (:func:`chipsched.neurongraph.spike_weighted`, applied by
+:func:`make_instance` and the JSON reader) and a multicast packet counts spikes[u]
+times. Without ``spikes`` every neuron counts as spiking once.
 
 Always reported: the per-link loads under XY routing (:func:`chipsched.cost.xy_link_loads`)
 with the most loaded link, the core loads and how many cores are used. Link loads need a
@@ -42,7 +51,14 @@ import numpy as np
 from chipsched.cost import hops, noc_energy_j, xy_link_loads
 from chipsched.errors import InputError
 from chipsched.hardware import Hardware
-from chipsched.neurongraph import NeuronGraph, directed_flows, from_workload, multicast_flows
+from chipsched.neurongraph import (
+    NeuronGraph,
+    directed_flows,
+    from_workload,
+    multicast_flows,
+    multicast_quotient,
+    spike_weighted,
+)
 from chipsched.objective import Objective, ObjectiveSet
 from chipsched.problem import Problem
 from chipsched.workload import Workload
@@ -53,6 +69,8 @@ OBJECTIVES = ObjectiveSet("core_assignment", (
     Objective("cut", "w", "weight of the edges cut between cores", (("cut_weight", 1.0),)),
     Objective("energy", "J", "NoC energy of the traffic (weight_bytes per unit of weight, "
               "the chip's pJ/bit/hop)", (("noc_energy_j", 1.0),)),
+    Objective("multicast", "packet·hop", "multicast traffic: one packet per spike and "
+              "destination core, Σ packets·hops", (("multicast_traffic", 1.0),)),
 ), default="traffic")
 
 #: Headroom of the sized-to-fit arrays (see :func:`fit_mesh`).
@@ -73,10 +91,22 @@ class Instance:
     capacity: int
     objective: Objective = OBJECTIVES.get("traffic")
     weight_bytes: float = 1.0
+    #: Spikes per vertex over the profiling window (``None``: one each). The graph's
+    #: weights are already spike-weighted (:func:`make_instance` does it); this array
+    #: weights the multicast packets.
+    spikes: np.ndarray | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "objective", OBJECTIVES.parse(self.objective))
+        if self.spikes is not None:
+            spk = np.asarray(self.spikes)
+            if spk.shape != (self.graph.n,) or spk.dtype.kind not in "iu" or (
+                    spk.size and spk.min() < 0):
+                raise InputError("instance.spikes", "must be one non-negative integer per "
+                                 f"vertex ({self.graph.n})",
+                                 "build the instance with make_instance(..., spikes=...)")
+            object.__setattr__(self, "spikes", np.ascontiguousarray(spk, dtype=np.int64))
         if not isinstance(self.hardware, Hardware):
             raise InputError("instance.hardware", f"a {type(self.hardware).__name__} is not "
                              "a chip", "give a Hardware (chipsched.get_chip)")
@@ -139,19 +169,35 @@ class Instance:
 
     def objective_from_traffic(self, traffic: float, cut: float) -> float:
         """The instance's objective from the two base quantities (used by exact models,
-        which optimize traffic or cut in integer units)."""
+        which optimize traffic or cut in integer units). For ``multicast``, ``traffic`` is
+        the multicast traffic (the models place :meth:`quotient`'s packet graph)."""
         if self.objective.name == "cut":
             return float(cut)
-        if self.objective.name == "traffic":
+        if self.objective.name in ("traffic", "multicast"):
             return float(traffic)
         return float(noc_energy_j(float(traffic) * self.weight_bytes,
                                   self.hop_energy_pj_per_bit))
+
+    @property
+    def multicast(self) -> bool:
+        return self.objective.name == "multicast"
+
+    def quotient(self, group: Any, n_groups: int) -> NeuronGraph:
+        """The graph a placement of ``group`` minimizes Σ weight·hops on: the
+        quotient of the synapse (or spike-weighted) graph, or — for the ``multicast``
+        objective — the packet graph (:func:`chipsched.neurongraph.multicast_quotient`),
+        so that every placement method optimizes the instance's objective exactly for a
+        fixed partition."""
+        if self.multicast:
+            return multicast_quotient(self.graph, group, n_groups, self.spikes)
+        return self.graph.contract(group, n_groups)
 
     def summary(self) -> dict[str, Any]:
         return {"name": self.name, "vertices": self.n, "edges": self.graph.m,
                 "total_size": self.graph.total_size, "total_weight": self.graph.total_weight,
                 "mesh": f"{self.rows}x{self.cols}", "capacity": self.capacity,
-                "chip": self.hardware.name, "objective": self.objective.name}
+                "chip": self.hardware.name, "objective": self.objective.name,
+                "spike_weighted": self.spikes is not None}
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,18 +305,19 @@ def evaluate(instance: Instance, solution: Any) -> tuple[float, dict[str, Any]]:
         "mean_hops": traffic / cut if cut else 0.0,
         **_multicast(instance, core),
     }
-    value = {"cut": float(cut), "traffic": float(traffic),
-             "energy": energy}[instance.objective.name]
+    value = {"cut": float(cut), "traffic": float(traffic), "energy": energy,
+             "multicast": float(metrics["multicast_traffic"])}[instance.objective.name]
     return value, metrics
 
 
 def _multicast(instance: Instance, core: np.ndarray) -> dict[str, Any]:
     """The same mapping on a multicast NoC (SNEAP / SpiNeMap's traffic model): a neuron
-    sends one packet to each other core holding any of its targets, instead of one per
-    synapse. ``multicast_packets``: packets that leave their core; ``multicast_traffic``:
+    sends one packet (per spike: ``instance.spikes``) to each other core holding any of
+    its targets, instead of one per synapse. ``multicast_packets``: packets that leave
+    their core; ``multicast_traffic``:
     Σ packets·hops (unicast per destination core, XY routes; a tree sharing links would
     be lower still)."""
-    src, dst, pk = multicast_flows(instance.graph, core, instance.n_cores)
+    src, dst, pk = multicast_flows(instance.graph, core, instance.n_cores, instance.spikes)
     sr, sc = instance.coords(src)
     dr, dc = instance.coords(dst)
     return {"multicast_packets": int(pk.sum()),
@@ -322,13 +369,16 @@ def make_instance(source: NeuronGraph | Workload | Instance, hardware: Hardware,
                   objective: str | Objective | None = None, channels_per_vertex: int = 1,
                   include_input: bool = True, batch: int | None = None,
                   sized_to_fit: bool = False, name: str | None = None,
-                  weight_bytes: float | None = None, **meta: Any) -> Instance:
+                  weight_bytes: float | None = None, spikes: Any = None,
+                  **meta: Any) -> Instance:
     """A core_assignment instance: ``source`` (a ``NeuronGraph``, or a ``Workload`` whose
     neuron graph is built with ``channels_per_vertex`` and ``include_input``) on
     ``hardware``'s core array — or, with ``sized_to_fit``, on the smallest near-square
     array that fits the graph (:func:`fit_mesh`) with the chip's capacity. Instances on
     the chip's own array are named ``graph@chip`` (the same graph on another chip is
-    another instance). A ready instance gets ``objective`` applied."""
+    another instance). ``spikes`` (one count per vertex) weights the edges by spike
+    activity (:func:`chipsched.neurongraph.spike_weighted`). A ready instance gets
+    ``objective`` applied."""
     if batch not in (None, 1):
         raise InputError("batch", "does not apply to core_assignment",
                          "a neuron graph is per inference")
@@ -343,6 +393,10 @@ def make_instance(source: NeuronGraph | Workload | Instance, hardware: Hardware,
     else:
         raise InputError("instance", f"a {type(source).__name__} is neither a neuron graph "
                          "nor a network", "give a NeuronGraph or a Workload")
+    spk = None
+    if spikes is not None:
+        graph = spike_weighted(graph, spikes)
+        spk = np.asarray(spikes).astype(np.int64)
     cap = chip_capacity(hardware)
     if sized_to_fit:
         rows, cols = fit_mesh(graph.total_size, cap)
@@ -351,7 +405,7 @@ def make_instance(source: NeuronGraph | Workload | Instance, hardware: Hardware,
         rows, cols = hardware.rows, hardware.cols
         label = name or f"{graph.name}@{hardware.name}"
     return Instance(label, graph, hardware, rows, cols, cap,
-                    objective=OBJECTIVES.parse(objective), weight_bytes=wb,
+                    objective=OBJECTIVES.parse(objective), weight_bytes=wb, spikes=spk,
                     meta={"chip": hardware.name, **({"sized_to_fit": True} if sized_to_fit
                                                     else {}), **meta})
 

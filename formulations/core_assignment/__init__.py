@@ -73,6 +73,10 @@ def _own_value(instance: Instance, inp: Any, core: np.ndarray) -> float:
     Manhattan hops). A time-limited CP-SAT/MILP incumbent's model value can exceed it:
     the model's distance variables are only bounded below by |Δrow| + |Δcol|."""
     cols = inp.cols
+    if inp.nets is not None:
+        from .models import multicast_value
+
+        return float(multicast_value(inp, core))
     a, b = core[inp.u], core[inp.v]
     hops = np.abs(a // cols - b // cols) + np.abs(a % cols - b % cols)
     w = inp.w.astype(np.int64)
@@ -89,7 +93,7 @@ def _output(instance: Instance, out: Any, core: np.ndarray | None, formulation: 
     bound = None
     if bound_valid and out.bound is not None:
         bound = scale(out.bound)
-        if instance.objective.name in ("traffic", "cut"):
+        if instance.objective.name in ("traffic", "cut", "multicast"):
             # integer edge weights × integer hops: every objective is an integer, so a
             # fractional LP/MILP bound (497.478) rounds up (less the solver's tolerance)
             bound = float(math.ceil(bound - 1e-6 * max(1.0, abs(bound))))
@@ -125,10 +129,12 @@ def _full_applies(instance: Instance, params: Any, warm: bool = False) -> str | 
 def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutput:
     from .models import (
         cpsat_joint,
+        cpsat_multicast,
         cpsat_partition,
         cpsat_qap,
         from_instance,
         milp_mesh,
+        milp_multicast,
         milp_partition,
     )
 
@@ -142,6 +148,14 @@ def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutp
     if qap and inp.n > inp.cores:
         return MethodOutput(Status.INFEASIBLE, message=f"no two vertices fit on one core and "
                             f"there are {inp.n} vertices for {inp.cores} cores")
+    if instance.multicast and not qap:
+        fn = cpsat_multicast if backend == "cpsat" else milp_multicast
+        out, core = fn(inp, options, hint)
+        res = _output(instance, out, core, "multicast joint (d)", inp=inp)
+        return _keep_better_warm_start(instance, inp, hint, res)
+    if instance.multicast:
+        # one vertex per core: the packet graph's QAP is exact
+        inp = from_instance(instance, nets=False)
     if backend == "cpsat":
         out, core = (cpsat_qap if qap else cpsat_joint)(inp, options, hint)
     else:
@@ -222,7 +236,7 @@ def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOut
         return got
     group, warm_cores, origin = got
     G = int(group.max()) + 1
-    q = instance.graph.contract(group, G)
+    q = instance.quotient(group, G)
     if G > instance.n_cores:
         return MethodOutput(Status.INFEASIBLE, message=f"{G} groups on {instance.n_cores} cores")
     u, v, w = q.edges()
@@ -343,6 +357,11 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
     cap = instance.capacity
     u, v, w = (a.tolist() for a in instance.graph.edges())
     edges = list(zip(u, v, w, strict=True))
+    # multicast: every source u (spikes[u] spikes) and its targets v > u
+    spikes = [1] * n if instance.spikes is None else instance.spikes.tolist()
+    targets: dict[int, list[int]] = {}
+    for a, b, _ in edges:
+        targets.setdefault(min(a, b), []).append(max(a, b))
 
     def value(assign: tuple[int, ...]) -> float | None:
         load = [0] * N
@@ -350,6 +369,14 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
             load[c] += sizes[vert]
             if load[c] > cap:
                 return None
+        if instance.multicast:
+            total = 0
+            for src, tv in targets.items():
+                cs = assign[src]
+                for cd in {assign[t] for t in tv} - {cs}:
+                    total += spikes[src] * (abs(cs // cols - cd // cols) +
+                                            abs(cs % cols - cd % cols))
+            return float(total)
         cut = traffic = 0
         for a, b, wt in edges:
             ca, cb = assign[a], assign[b]

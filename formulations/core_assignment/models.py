@@ -19,6 +19,13 @@
     cores with capacities, coordinates ``X_v = Σ_c col(c)·x[v,c]``, ``Y_v`` likewise,
     and the per-axis linearisation of (b); symmetry as in (b) for the vertex with the
     largest weighted degree.
+(d) **multicast joint** — the ``multicast`` objective with several vertices per core:
+    the assignment of (c), a packet indicator ``y[u,c] ≥ x[v,c] − x[u,c]`` for every
+    source u, target v > u and core c (u sends to c when a target sits there and u does
+    not), its hop count ``h[u,c] ≥ Σ_c' d(c',c)·x[u,c'] − (R+C−2)·(1 − y[u,c])`` (the
+    distance from u's core is linear in x), min Σ spikes_u·h[u,c]; symmetry as in (c)
+    (the objective is invariant under the mesh's reflections and rotations). With one
+    vertex per core the multicast objective is model (b) on the packet graph.
 
 Every model's objective is an integer (cut weight or Σ w·hops); the instance's objective
 (energy is a positive multiple of traffic) is reported through
@@ -56,6 +63,9 @@ class ModelInput:
     rows: int
     cols: int
     capacity: int
+    #: multicast sources: (source vertex, target pointer, targets, spikes) — source i is
+    #: ``src[i]`` with targets ``tgt[ptr[i]:ptr[i+1]]`` and ``spikes[i]`` spikes
+    nets: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def n(self) -> int:
@@ -72,10 +82,43 @@ class ModelInput:
         return f
 
 
-def from_instance(instance: Instance) -> ModelInput:
-    u, v, w = instance.graph.edges()
-    return ModelInput(instance.graph.sizes, u, v, w, instance.rows, instance.cols,
-                      instance.capacity)
+def from_instance(instance: Instance, nets: bool = True) -> ModelInput:
+    """The model input of an instance: its graph's edges; for the ``multicast``
+    objective also its sources and targets (``nets``) — or, with ``nets=False``, the
+    packet graph of one vertex per core (for model (b))."""
+    g = instance.graph
+    if instance.multicast and not nets:
+        g = instance.quotient(np.arange(g.n, dtype=np.int64), g.n)
+    u, v, w = g.edges()
+    mc = None
+    if instance.multicast and nets:
+        src = np.unique(u)  # edges() lists u < v: u is the source
+        order = np.argsort(u, kind="stable")
+        ptr = np.zeros(src.shape[0] + 1, np.int64)
+        np.cumsum(np.bincount(np.searchsorted(src, u), minlength=src.shape[0]),
+                  out=ptr[1:])
+        spk = np.ones(src.shape[0], np.int64) if instance.spikes is None else \
+            instance.spikes[src]
+        mc = (src, ptr, v[order], spk)
+    return ModelInput(g.sizes, u, v, w, instance.rows, instance.cols, instance.capacity,
+                      mc)
+
+
+def multicast_value(inp: ModelInput, core: np.ndarray) -> int:
+    """Σ spikes·hops of the packets of a vertex → core map (model (d)'s objective)."""
+    src, ptr, tgt, spk = inp.nets
+    total = 0
+    for i in range(src.shape[0]):
+        cs = int(core[src[i]])
+        dests = set(core[tgt[ptr[i]:ptr[i + 1]]].tolist()) - {cs}
+        total += int(spk[i]) * sum(abs(cs // inp.cols - d // inp.cols) +
+                                   abs(cs % inp.cols - d % inp.cols) for d in dests)
+    return total
+
+
+def _mesh_distances(inp: ModelInput) -> np.ndarray:
+    r, c = np.divmod(np.arange(inp.cores), inp.cols)
+    return np.abs(r[:, None] - r[None, :]) + np.abs(c[:, None] - c[None, :])
 
 
 def glb_coefficients(inp: ModelInput) -> np.ndarray:
@@ -246,6 +289,48 @@ def cpsat_joint(inp: ModelInput, options: SolveOptions, hint: np.ndarray | None 
                           for v in range(n)], np.int64)
 
 
+def cpsat_multicast(inp: ModelInput, options: SolveOptions, hint: np.ndarray | None = None
+                    ) -> tuple[ExactOutcome, np.ndarray | None]:
+    """Model (d) in CP-SAT (several items per core, multicast objective)."""
+    m = cp_model.CpModel()
+    n, R, C, N = inp.n, inp.rows, inp.cols, inp.cores
+    d = _mesh_distances(inp)
+    big = R + C - 2
+    x = [[m.new_bool_var(f"x{v}_{c}") for c in range(N)] for v in range(n)]
+    for v in range(n):
+        m.add_exactly_one(x[v])
+    for c in range(N):
+        m.add(sum(int(inp.sizes[v]) * x[v][c] for v in range(n)) <= inp.capacity)
+    src, ptr, tgt, spk = inp.nets
+    y: dict[tuple[int, int], Any] = {}
+    obj = []
+    for i in range(src.shape[0]):
+        a = int(src[i])
+        for c in range(N):
+            yi = y[a, c] = m.new_bool_var(f"y{a}_{c}")
+            for t in tgt[ptr[i]:ptr[i + 1]]:
+                m.add(yi >= x[int(t)][c] - x[a][c])
+            h = m.new_int_var(0, big, f"h{a}_{c}")
+            m.add(h >= sum(int(d[k, c]) * x[a][k] for k in range(N)) - big * (1 - yi))
+            obj.append(int(spk[i]) * h)
+    rep = symmetry_representatives(R, C)
+    piv = _pivot(inp)
+    for c in np.flatnonzero(~rep):
+        m.add(x[piv][int(c)] == 0)
+    m.minimize(sum(obj))
+    hints = {}
+    if hint is not None:
+        hint = _symmetric_image(hint, piv, R, C)
+        for v in range(n):
+            for c in range(N):
+                hints[x[v][c]] = int(hint[v] == c)
+    out, solver = solve_cpsat(m, options, hints)
+    if not out.has_solution:
+        return out, None
+    return out, np.array([next(c for c in range(N) if solver.value(x[v][c]))
+                          for v in range(n)], np.int64)
+
+
 def _symmetric_image(core: np.ndarray, pivot: int, rows: int, cols: int) -> np.ndarray:
     """Map a placement by the mesh symmetry that puts ``pivot`` on a representative core
     (so that a warm start satisfies the symmetry-breaking constraints)."""
@@ -373,3 +458,48 @@ def milp_mesh(inp: ModelInput, options: SolveOptions, one_per_core: bool,
     if not out.has_solution:
         return out, None
     return out, _pyomo_solution(M, inp.n, inp.cores)
+
+
+def milp_multicast(inp: ModelInput, options: SolveOptions, hint: np.ndarray | None = None
+                   ) -> tuple[ExactOutcome, np.ndarray | None]:
+    """Model (d) in Pyomo."""
+    n, R, C, N = inp.n, inp.rows, inp.cols, inp.cores
+    d = _mesh_distances(inp)
+    big = R + C - 2
+    src, ptr, tgt, spk = inp.nets
+    M = pyo.ConcreteModel()
+    M.x = pyo.Var(range(n), range(N), domain=pyo.Binary)
+    S = range(src.shape[0])
+    M.y = pyo.Var(S, range(N), bounds=(0, 1))
+    M.h = pyo.Var(S, range(N), bounds=(0, big))
+    M.one = pyo.Constraint(range(n), rule=lambda M, v: sum(M.x[v, c] for c in range(N)) == 1)
+    M.cap = pyo.Constraint(range(N), rule=lambda M, c: sum(
+        int(inp.sizes[v]) * M.x[v, c] for v in range(n)) <= inp.capacity)
+    pairs = [(i, int(t), c) for i in S for t in tgt[ptr[i]:ptr[i + 1]] for c in range(N)]
+    M.send = pyo.Constraint(pairs, rule=lambda M, i, t, c: M.y[i, c] >= M.x[t, c]
+                            - M.x[int(src[i]), c])
+    M.hop = pyo.Constraint(S, range(N), rule=lambda M, i, c: M.h[i, c] >= sum(
+        int(d[k, c]) * M.x[int(src[i]), k] for k in range(N)) - big * (1 - M.y[i, c]))
+    rep = symmetry_representatives(R, C)
+    piv = _pivot(inp)
+    M.sym = pyo.Constraint(expr=sum(M.x[piv, int(c)] for c in np.flatnonzero(~rep)) == 0) \
+        if (~rep).any() else pyo.Constraint.Skip
+    M.obj = pyo.Objective(expr=sum(int(spk[i]) * M.h[i, c] for i in S for c in range(N)),
+                          sense=pyo.minimize)
+    warm = False
+    if hint is not None:
+        h = _symmetric_image(hint, piv, R, C)
+        for v in range(n):
+            for c in range(N):
+                M.x[v, c].value = float(h[v] == c)
+        for i in S:
+            a = int(src[i])
+            dests = set(h[tgt[ptr[i]:ptr[i + 1]]].tolist()) - {int(h[a])}
+            for c in range(N):
+                M.y[i, c].value = float(c in dests)
+                M.h[i, c].value = float(d[int(h[a]), c]) if c in dests else 0.0
+        warm = True
+    out = solve_pyomo(M, options, warm_start=warm)
+    if not out.has_solution:
+        return out, None
+    return out, _pyomo_solution(M, n, N)

@@ -100,14 +100,15 @@ def map_groups(instance: Instance, group: np.ndarray, group_core: np.ndarray, cu
     """The vertex → core solution of a partition into groups and a placement of the
     groups, with its objective computed by the method's own arithmetic (quotient
     traffic, tracked cut) — the face re-evaluates it with the shared evaluator."""
-    q = instance.graph.contract(group, int(group_core.shape[0]))
+    q = instance.quotient(group, int(group_core.shape[0]))
     traffic = placement_traffic(q, group_core, instance.cols)
     if cut is None:
-        cut = int(q.total_weight)
+        cut = instance.graph.cut_weight(group)
     core = group_core[group]
     obj = instance.objective_from_traffic(traffic, cut)
+    key = "multicast_traffic" if instance.multicast else "traffic"
     stats = {**stats, "groups": int(group_core.shape[0]), "cut_weight": int(cut),
-             "traffic": int(traffic)}
+             key: int(traffic)}
     return MethodOutput(status, Solution(core), objective=obj, stats=stats)
 
 
@@ -170,7 +171,7 @@ def seed004_mapping(instance: Instance, seed: int = 0,
     st = _Stages(options, "seed 004")
     ss = np.random.SeedSequence(seed).generate_state(2)
     res = _partition(instance, int(ss[0]), st, params)
-    q = instance.graph.contract(res.group, res.n_groups)
+    q = instance.quotient(res.group, res.n_groups)
     st.note(f"placing {res.n_groups} groups")
     gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]),
                                    params.starts)
@@ -210,6 +211,9 @@ class PlusParams:
     fm_passes: int = param(improved.FM_PASSES, "Fiduccia–Mattheyses passes per bisection",
                            ge=0)
     refine_passes: int = param(improved.REFINE_PASSES, "refinement passes per level", ge=0)
+    refinement: str = param("kway-fm", "uncoarsening refinement: k-way FM with balancing, "
+                            "or the document's greedy pass (before issue 11)",
+                            choices=("kway-fm", "greedy"))
     slack: float = param(round(1 - improved.FILL, 6), "capacity share left free when sizing "
                          "the parts", ge=0, lt=1)
     max_iter: int = param(200, "traffic-exact swap iterations", ge=0)
@@ -244,10 +248,10 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
     res = plus_partition(instance.graph, instance.capacity, instance.n_cores, int(ss[0]),
                          coarsen_to=params.coarsen_to, fm_passes=params.fm_passes,
                          refine_passes=params.refine_passes, slack=params.slack,
-                         progress=st.note)
+                         progress=st.note, refinement=params.refinement)
     st.done("partition")
     res = _fit(instance, res)
-    q = instance.graph.contract(res.group, res.n_groups)
+    q = instance.quotient(res.group, res.n_groups)
     if params.place == "tabu":
         start = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]))
         gc, pst = place_tabu(q, instance.rows, instance.cols, start, int(ss[1]),
@@ -273,7 +277,7 @@ def seed004_kl(instance: Instance, options: SolveOptions, params: KLParams) -> M
     ss = np.random.SeedSequence(options.seed).generate_state(2)
     res = _fit(instance, seed004_partition(instance.graph, instance.capacity, int(ss[0]),
                                            bisector=bis, **_partition_kw(params)))
-    q = instance.graph.contract(res.group, res.n_groups)
+    q = instance.quotient(res.group, res.n_groups)
     gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]), bisector=bis)
     gc, fs = force_directed(q, gc, instance.rows, instance.cols)
     return map_groups(instance, res.group, gc, res.cut, {**res.stats, **fs})
@@ -285,7 +289,7 @@ def _placed_on_seed004(instance: Instance, seed: int,
     ss = np.random.SeedSequence(seed).generate_state(2)
     st = _Stages(None, "")
     res = _partition(instance, int(ss[0]), st, params)
-    q = instance.graph.contract(res.group, res.n_groups)
+    q = instance.quotient(res.group, res.n_groups)
     gc = place(q, int(ss[1]))
     st.done("placement")
     return map_groups(instance, res.group, gc, res.cut, {**res.stats, "stage_s": st.times})
@@ -349,7 +353,7 @@ def tabu(instance: Instance, options: SolveOptions, params: TabuParams) -> Metho
     ss = np.random.SeedSequence(options.seed).generate_state(2)
     st = _Stages(options, "tabu")
     res = _partition(instance, int(ss[0]), st, params)
-    q = instance.graph.contract(res.group, res.n_groups)
+    q = instance.quotient(res.group, res.n_groups)
     start = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]),
                                       params.starts)
     st.done("bisection_placement")
@@ -369,7 +373,7 @@ def _peer(instance: Instance, options: SolveOptions, part_fn: Callable[..., Any]
                           options.seed, **kw)
     group, g = pack_groups(part)
     check_fits(g, instance.rows, instance.cols)
-    q = instance.graph.contract(group, g)
+    q = instance.quotient(group, g)
     if placement == "rowmajor":
         gc = place_row_major(g, instance.rows, instance.cols)
     else:

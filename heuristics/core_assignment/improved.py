@@ -16,8 +16,12 @@ Where the document's algorithm loses cut weight against METIS (measured in
    rolled back to the best prefix) under each side's size bound — instead of halves by
    vertex count without refinement; this also gives about ⌈T/K⌉ parts instead of up
    to twice as many;
-3. uncoarsening — the document's greedy refinement, repeated until a pass moves
-   nothing (at most ``refine_passes``), and also on the original graph;
+3. uncoarsening — on every level, the original graph included, parts above the
+   capacity are first balanced by the cheapest moves, then k-way Fiduccia–Mattheyses
+   passes (negative-gain moves allowed, rolled back to the best prefix, every part kept
+   within the capacity; :mod:`.kway`) until a pass gains < 0.01 % (at most
+   ``refine_passes``) — instead of the document's greedy pass, which only takes
+   improving moves (kept as ``refinement="greedy"``);
 4. placement — the document's recursive-bisection placement followed by swaps whose
    cost is the exact change of the hop-weighted traffic (the document's swap cost, the
    change of two force magnitudes, can accept swaps that increase traffic).
@@ -32,6 +36,7 @@ import numpy as np
 
 from chipsched.neurongraph import NeuronGraph
 
+from .kway import balance, kway_fm
 from .multilevel import (
     Hierarchy,
     PartitionResult,
@@ -239,8 +244,11 @@ def size_bisection(graph: NeuronGraph, capacity: int, seed: int = 0, starts: int
 def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
                    coarsen_to: int = COARSEN_TO, fm_passes: int = FM_PASSES,
                    refine_passes: int = REFINE_PASSES, slack: float = 1 - FILL,
-                   progress: object = None) -> PartitionResult:
-    """Steps 2–5 of the improved variant (module docstring)."""
+                   progress: object = None, refinement: str = "kway-fm"
+                   ) -> PartitionResult:
+    """Steps 2–5 of the improved variant (module docstring). ``refinement``:
+    ``"kway-fm"`` (k-way FM with balancing on every level, :func:`kway_uncoarsen`) or
+    ``"greedy"`` (the document's greedy pass, repeated, as before issue 11)."""
     ss = np.random.SeedSequence(seed).generate_state(3)
     rng = np.random.default_rng(int(ss[0]))
     graphs, cmaps, stats = [graph], [], []
@@ -264,12 +272,43 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
     nparts = int(part.max()) + 1
     if callable(progress):
         progress(f"initial partition: {nparts} parts")
-    fine, delta, moves = uncoarsen(hier, part, nparts, capacity, int(ss[2]), refine_passes,
-                                   refine_finest=True)
+    if refinement == "greedy":
+        fine, delta, moves = uncoarsen(hier, part, nparts, capacity, int(ss[2]),
+                                       refine_passes, refine_finest=True)
+        balanced = 0
+    else:
+        fine, delta, moves, balanced = kway_uncoarsen(hier, part, nparts, capacity,
+                                                      refine_passes, progress)
     group, ng = pack_groups(fine)
     return PartitionResult(group, ng, int(cut + delta), {
         "levels": len(hier.cmaps), "coarsest_vertices": hier.coarsest.n,
-        "initial_parts": nparts, "initial_cut": int(cut), "refine_moves": moves})
+        "initial_parts": nparts, "initial_cut": int(cut), "refine_moves": moves,
+        "balance_moves": balanced, "refinement": refinement})
+
+
+def kway_uncoarsen(hier: Hierarchy, coarse_part: np.ndarray, nparts: int, capacity: int,
+                   passes: int = REFINE_PASSES, progress: object = None
+                   ) -> tuple[np.ndarray, int, list[int], int]:
+    """Step 3 with k-way FM (:mod:`.kway`): on every level from the coarsest to the
+    original graph, first the parts above the capacity are balanced by the cheapest
+    moves, then k-way FM passes. Returns (parts of the original vertices, change of
+    the cut, FM moves per level from the coarsest, balancing moves)."""
+    part = np.array(coarse_part, dtype=np.int64)
+    delta = balanced = 0
+    moves = []
+    for lvl in range(len(hier.graphs) - 1, -1, -1):
+        g = hier.graphs[lvl]
+        d, mv, _ = balance(g, part, nparts, capacity)
+        delta += d
+        balanced += mv
+        d, mv = kway_fm(g, part, nparts, capacity, passes)
+        delta += d
+        moves.append(mv)
+        if callable(progress):
+            progress(f"refine level {lvl}: {g.n:,} vertices, {mv:,} moves")
+        if lvl > 0:
+            part = hier.project(part, lvl)
+    return part, delta, moves, balanced
 
 
 def plus_placement(q: NeuronGraph, rows: int, cols: int, seed: int = 0,

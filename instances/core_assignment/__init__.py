@@ -53,7 +53,13 @@ from chipsched.instances.core_assignment.formats import (
     write_zip,
     zip_to_metis,
 )
-from chipsched.neurongraph import NeuronGraph, from_workload, layered_random, stencil
+from chipsched.neurongraph import (
+    NeuronGraph,
+    from_workload,
+    layered_random,
+    spike_weighted,
+    stencil,
+)
 from chipsched.problems.core_assignment import (
     Instance,
     Solution,
@@ -128,10 +134,13 @@ def load_instance(spec: Any, hw: Hardware, objective: str | None = None,
         data = read_data(s)
         if isinstance(data, dict) and "graph" in data:
             d = parse_json(data, s)
-            return Instance(name=d["name"], graph=d["graph"], hardware=hw, rows=d["rows"],
+            graph, spikes = d["graph"], d.get("spikes")
+            if spikes is not None:
+                graph = spike_weighted(graph, spikes)
+            return Instance(name=d["name"], graph=graph, hardware=hw, rows=d["rows"],
                             cols=d["cols"], capacity=d["capacity"],
                             objective=objective or d.get("objective", "traffic"),
-                            weight_bytes=float(d.get("weight_bytes", 1.0)),
+                            weight_bytes=float(d.get("weight_bytes", 1.0)), spikes=spikes,
                             meta={"source": s, "chip": hw.name})
     if suffix in (".graph", ".metis"):
         return make_instance(read_metis(s), hw, objective=objective, source=s)
@@ -198,10 +207,11 @@ def render(instance: Instance, result: Any, plot: str | os.PathLike[str] | None 
     t = Table(title=f"{instance.name}: {instance.n:,} vertices, {instance.graph.m:,} edges "
                     f"on {instance.rows}×{instance.cols} cores of {instance.capacity}",
               title_justify="left")
-    for col in ("cut weight", "traffic (w·hops)", "NoC energy", "max link", "cores used",
-                "max load"):
+    for col in ("cut weight", "traffic (w·hops)", "multicast (packet·hops)", "NoC energy",
+                "max link", "cores used", "max load"):
         t.add_column(col, justify="right")
     t.add_row(f"{m.get('cut_weight', 0):,}", f"{m.get('traffic', 0):,}",
+              f"{m.get('multicast_traffic', 0):,}",
               f"{m.get('noc_energy_j', 0):.4g} J", f"{m.get('max_link_bytes', 0):.4g} B",
               f"{m.get('cores_used', 0)}", f"{m.get('max_core_load', 0)}/{instance.capacity}")
     parts: list[Any] = [t]

@@ -51,8 +51,15 @@ JSON_SCHEMA: dict[str, Any] = {
     "required": ["graph", "cores"],
     "properties": {
         "name": {"type": "string"},
-        "objective": {"enum": ["traffic", "cut", "energy"],
-                      "description": "what to minimize (default traffic = Σ w·hops)"},
+        "objective": {"enum": ["traffic", "cut", "energy", "multicast"],
+                      "description": "what to minimize (default traffic = Σ w·hops; "
+                                     "multicast = Σ packets·hops, one packet per spike "
+                                     "and destination core)"},
+        "spikes": {"type": "array", "items": {"type": "integer", "minimum": 0},
+                   "description": "spikes of every vertex over the profiling window "
+                                  "(rate × window); the edge {u, v}, u < v, then carries "
+                                  "w × spikes[u] and a multicast packet counts spikes[u] "
+                                  "times (default: every vertex spikes once)"},
         "weight_bytes": {"type": "number", "exclusiveMinimum": 0,
                          "description": "bytes one unit of edge weight carries per inference "
                                         "(default 1)"},
@@ -88,7 +95,9 @@ JSON_SCHEMA: dict[str, Any] = {
 
 def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Parse and validate a generic JSON instance; returns ``{graph, rows, cols, capacity,
-    name, objective?, weight_bytes?}`` (the graph as a :class:`NeuronGraph`)."""
+    name, objective?, weight_bytes?, spikes?}`` (the graph as a :class:`NeuronGraph` of
+    synapse counts; :func:`chipsched.problems.core_assignment.make_instance` applies the
+    spikes)."""
     data = read_data(path)
     return parse_json(data, str(path))
 
@@ -116,15 +125,26 @@ def parse_json(data: Any, source: str = "instance") -> dict[str, Any]:
     for k in ("objective", "weight_bytes"):
         if k in data:
             out[k] = data[k]
+    if "spikes" in data:
+        if len(data["spikes"]) != n:
+            raise InputError(f"{source}.spikes", f"has {len(data['spikes'])} entries, the "
+                             f"graph has {n} vertices", "give one spike count per vertex")
+        out["spikes"] = np.asarray(data["spikes"], dtype=np.int64)
     return out
 
 
 def write_json(path: str | os.PathLike[str], graph: NeuronGraph, rows: int, cols: int,
                capacity: int, **extra: Any) -> Path:
-    """Write a generic JSON instance (atomically)."""
+    """Write a generic JSON instance (atomically). With ``spikes=`` (an instance's, whose
+    graph is spike-weighted) the synapse counts w / spikes[u] are written back."""
     import json
 
     u, v, w = graph.edges()
+    spikes = extra.pop("spikes", None)
+    if spikes is not None:
+        spikes = np.asarray(spikes, dtype=np.int64)
+        w = w // spikes[u]  # edges of silent sources were dropped: no division by 0
+        extra["spikes"] = spikes.tolist()
     data = {"name": extra.pop("name", graph.name), **extra,
             "graph": {"sizes": graph.sizes.tolist(),
                       "edges": np.stack([u, v, w], axis=1).tolist() if u.size else []},
