@@ -35,7 +35,7 @@ files).
 
 from __future__ import annotations
 
-from .generators import layered_random, stencil
+from .generators import layered_random, layered_random_batches, stencil
 from .graph import (
     NeuronGraph,
     directed_flows,
@@ -46,5 +46,6 @@ from .graph import (
 )
 from .workload import from_workload
 
-__all__ = ["NeuronGraph", "directed_flows", "from_workload", "layered_random", "merge_rows",
-           "multicast_flows", "multicast_quotient", "spike_weighted", "stencil"]
+__all__ = ["NeuronGraph", "directed_flows", "from_workload", "layered_random",
+           "layered_random_batches", "merge_rows", "multicast_flows", "multicast_quotient",
+           "spike_weighted", "stencil"]

@@ -274,10 +274,25 @@ def evaluate(instance: Instance, solution: Any) -> tuple[float, dict[str, Any]]:
     ``max_link_bytes`` and ``busiest_link`` (XY routing, direction u < v → u to v),
     ``cores_used``, ``max_core_load``, ``capacity``, ``mean_hops`` (traffic / cut),
     ``multicast_packets`` and ``multicast_traffic`` (the same mapping when a neuron sends
-    one packet per destination core, not one per synapse).
+    one packet per spike and destination core, not one per synapse: SNEAP / SpiNeMap's
+    model; unicast per destination core over XY routes — a tree sharing links would be
+    lower still).
     """
     core, loads = check_solution(instance, solution)
-    src, dst, w = directed_flows(instance.graph, core, instance.n_cores)
+    flows = directed_flows(instance.graph, core, instance.n_cores)
+    packets = multicast_flows(instance.graph, core, instance.n_cores, instance.spikes)
+    return evaluate_flows(instance, loads, flows, packets)
+
+
+def evaluate_flows(instance: Instance, loads: np.ndarray,
+                   flows: tuple[np.ndarray, np.ndarray, np.ndarray],
+                   packets: tuple[np.ndarray, np.ndarray, np.ndarray]
+                   ) -> tuple[float, dict[str, Any]]:
+    """:func:`evaluate` from the core loads and the core-to-core flows of a mapping
+    (``neurongraph.directed_flows`` / ``multicast_flows`` by core: ``(src, dst, w)``).
+    The one place the metrics are computed — also for graphs that stay on disk
+    (``instance.graph`` is not read here)."""
+    src, dst, w = flows
     sr, sc = instance.coords(src)
     dr, dc = instance.coords(dst)
     h = hops(sr, sc, dr, dc)
@@ -292,6 +307,9 @@ def evaluate(instance: Instance, solution: Any) -> tuple[float, dict[str, Any]]:
         busiest = {"from": list(a), "to": list(b), "bytes": float(load)}
     else:
         busiest = None
+    msrc, mdst, pk = packets
+    mr, mc = instance.coords(msrc)
+    nr, nc = instance.coords(mdst)
     metrics = {
         "cut_weight": cut,
         "traffic": traffic,
@@ -303,25 +321,12 @@ def evaluate(instance: Instance, solution: Any) -> tuple[float, dict[str, Any]]:
         "max_core_load": int(loads.max()),
         "capacity": instance.capacity,
         "mean_hops": traffic / cut if cut else 0.0,
-        **_multicast(instance, core),
+        "multicast_packets": int(pk.sum()),
+        "multicast_traffic": int((pk * hops(mr, mc, nr, nc)).sum()),
     }
     value = {"cut": float(cut), "traffic": float(traffic), "energy": energy,
              "multicast": float(metrics["multicast_traffic"])}[instance.objective.name]
     return value, metrics
-
-
-def _multicast(instance: Instance, core: np.ndarray) -> dict[str, Any]:
-    """The same mapping on a multicast NoC (SNEAP / SpiNeMap's traffic model): a neuron
-    sends one packet (per spike: ``instance.spikes``) to each other core holding any of
-    its targets, instead of one per synapse. ``multicast_packets``: packets that leave
-    their core; ``multicast_traffic``:
-    Σ packets·hops (unicast per destination core, XY routes; a tree sharing links would
-    be lower still)."""
-    src, dst, pk = multicast_flows(instance.graph, core, instance.n_cores, instance.spikes)
-    sr, sc = instance.coords(src)
-    dr, dc = instance.coords(dst)
-    return {"multicast_packets": int(pk.sum()),
-            "multicast_traffic": int((pk * hops(sr, sc, dr, dc)).sum())}
 
 
 def link_loads(instance: Instance, solution: Any) -> Any:

@@ -247,13 +247,14 @@ def _grow(indptr, indices, weights, sizes, verts, loc, start, target_count, targ
 
 
 @nb.njit(cache=True)
-def _refine_pass(indptr, indices, weights, sizes, part, load, capacity, nparts,
-                 order):  # pragma: no cover - numba
-    """One greedy refinement pass (§ 79–80): for each vertex v (in ``order``) of part i,
-    W_k = weight of its edges into part k, moving v to k costs c_ik = W_i − W_k; if the
-    lowest cost is negative, move v to that part if its capacity holds, else try the
-    next-cheapest negative one. Costs are computed when v is visited, so they reflect
-    every earlier move. Returns (change of the cut, moves)."""
+def _refine_pass(indptr, indices, weights, rows, verts, sizes, part, load, capacity,
+                 nparts):  # pragma: no cover - numba
+    """One greedy refinement pass (§ 79–80): for each vertex v = ``verts[i]`` in turn
+    (its edges in CSR row ``rows[i]``: the whole graph's rows with ``rows = verts``, or
+    a batch read from disk) of part i, W_k = weight of its edges into part k, moving v to
+    k costs c_ik = W_i − W_k; if the lowest cost is negative, move v to that part if its
+    capacity holds, else try the next-cheapest negative one. Costs are computed when v
+    is visited, so they reflect every earlier move. Returns (change of the cut, moves)."""
     acc = np.zeros(nparts, np.int64)
     mark = np.full(nparts, -1, np.int64)
     touched = np.empty(nparts, np.int64)
@@ -261,11 +262,12 @@ def _refine_pass(indptr, indices, weights, sizes, part, load, capacity, nparts,
     cand_k = np.empty(nparts, np.int64)
     delta = 0
     moves = 0
-    for oi in range(order.shape[0]):
-        v = order[oi]
+    for oi in range(verts.shape[0]):
+        v = verts[oi]
+        r = rows[oi]
         i = part[v]
         t = 0
-        for j in range(indptr[v], indptr[v + 1]):
+        for j in range(indptr[r], indptr[r + 1]):
             p = part[indices[j]]
             if mark[p] != v:
                 mark[p] = v
@@ -520,8 +522,8 @@ def refine(graph: NeuronGraph, part: np.ndarray, nparts: int, capacity: int,
     delta = moves = 0
     for _ in range(passes):
         order = rng.permutation(graph.n)
-        d, mv = _refine_pass(graph.indptr, graph.indices, graph.weights, graph.sizes, part,
-                             load, capacity, nparts, order)
+        d, mv = _refine_pass(graph.indptr, graph.indices, graph.weights, order, order,
+                             graph.sizes, part, load, capacity, nparts)
         delta += int(d)
         moves += int(mv)
         if mv == 0:

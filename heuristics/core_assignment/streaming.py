@@ -20,23 +20,31 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numba as nb
 import numpy as np
 
-from chipsched.neurongraph import merge_rows
+from chipsched.neurongraph import NeuronGraph, merge_rows
 
 from .multilevel import (
     _EPS,
     MERGE_FRACTION,
     MIN_REDUCTION,
+    STARTS,
     TRIES,
     _cmap_from_mate,
     _heaviest_rows,
+    _refine_pass,
     match_heavy_edges,
+    pack_groups,
+    recursive_bisection,
 )
+from .placement import MAX_ITER, TOP_FRACTION, force_directed, place_recursive_bisection
 
 
 def heaviest_on_disk(reader: Any, seed: int, batch: int = 65536
@@ -71,22 +79,125 @@ def coarsen_stream_level(reader: Any, make_writer: Callable[[np.ndarray], Any], 
     if nc == reader.n:
         return None
     csizes = np.bincount(cmap, weights=reader.sizes, minlength=nc).astype(np.int64)
-    members = np.argsort(cmap, kind="stable")  # fine vertices grouped by coarse id
-    mstart = np.zeros(nc + 1, np.int64)
-    np.add.at(mstart, cmap + 1, 1)
-    mstart = np.cumsum(mstart)
     with make_writer(csizes) as out:
-        for c0 in range(0, nc, batch):
-            c1 = min(nc, c0 + batch)
-            mem = members[mstart[c0]:mstart[c1]]
-            ptr, idx, w = reader.read_rows(mem)
-            # the rows come in member order, so row i of the batch is mem[i]; the kernel is
-            # NeuronGraph.contract's, hence the same edge order as the in-memory coarsening
-            optr, oi, ow = merge_rows(ptr, idx, w, np.arange(mem.shape[0]),
-                                      mstart[c0:c1 + 1] - mstart[c0], cmap, nc, c0,
-                                      np.empty(0, np.int64))
+        for optr, oi, ow in contracted_rows(reader, cmap, nc, batch):
             out.add_rows(optr, oi, ow)
     return cmap, int(nc), int(best_red)
+
+
+def contracted_rows(reader: Any, label: np.ndarray, n_labels: int, batch: int = 65536
+                    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The quotient graph of the store by ``label`` as CSR row batches (labels in
+    order), reading each label's members' rows: the kernel is
+    :meth:`NeuronGraph.contract`'s, hence the same rows in the same edge order as the
+    in-memory quotient."""
+    members = np.argsort(label, kind="stable")  # vertices grouped by label
+    mstart = np.zeros(n_labels + 1, np.int64)
+    np.add.at(mstart, label + 1, 1)
+    mstart = np.cumsum(mstart)
+    for c0 in range(0, n_labels, batch):
+        c1 = min(n_labels, c0 + batch)
+        mem = members[mstart[c0]:mstart[c1]]
+        ptr, idx, w = reader.read_rows(mem)
+        # the rows come in member order: row i of the batch is mem[i]
+        yield merge_rows(ptr, idx, w, np.arange(mem.shape[0]),
+                         mstart[c0:c1 + 1] - mstart[c0], label, n_labels, c0,
+                         np.empty(0, np.int64))
+
+
+def contract_on_disk(reader: Any, label: np.ndarray, n_labels: int, batch: int = 65536
+                     ) -> NeuronGraph:
+    """The quotient graph (in memory: it has ``n_labels`` vertices) of a graph on disk;
+    equal to ``graph.contract(label, n_labels)`` of the same graph in memory."""
+    lab = np.ascontiguousarray(label, dtype=np.int64)
+    ptrs, idxs, ws = [np.zeros(1, np.int64)], [], []
+    for optr, oi, ow in contracted_rows(reader, lab, n_labels, batch):
+        ptrs.append(optr[1:] + ptrs[-1][-1])
+        idxs.append(oi)
+        ws.append(ow)
+    sizes = np.bincount(lab, weights=reader.sizes, minlength=n_labels).astype(np.int64)
+    return NeuronGraph(sizes, np.concatenate(ptrs), np.concatenate(idxs),
+                       np.concatenate(ws), name="quotient")
+
+
+def refine_on_disk(reader: Any, part: np.ndarray, nparts: int, capacity: int,
+                   rng: np.random.Generator, passes: int = 1, batch: int = 65536
+                   ) -> tuple[int, int]:
+    """Seed 004's refinement (§ 79–80, :func:`.multilevel.refine`) of a graph on disk:
+    the same random visiting order, read in batches of ``batch`` vertices, so the same
+    moves as in memory. In place on ``part``; returns (change of the cut, moves)."""
+    load = np.bincount(part, weights=reader.sizes, minlength=nparts).astype(np.int64)
+    delta = moves = 0
+    for _ in range(passes):
+        order = rng.permutation(reader.n)
+        mv_pass = 0
+        for b0 in range(0, reader.n, batch):
+            verts = order[b0:b0 + batch]
+            ptr, idx, w = reader.read_rows(verts)
+            d, mv = _refine_pass(ptr, idx, w, np.arange(verts.shape[0]), verts,
+                                 reader.sizes, part, load, capacity, nparts)
+            delta += int(d)
+            mv_pass += int(mv)
+        moves += mv_pass
+        if mv_pass == 0:
+            break
+    return delta, moves
+
+
+@nb.njit(cache=True)
+def _row_flows(ptr, idx, w, v0, label, multicast):  # pragma: no cover - numba
+    """Directed flows ``label[u] -> label[v]`` of the edges u < v in rows v0.. (u the
+    row's vertex): per edge (or, ``multicast``, once per u and destination label)."""
+    nv = ptr.shape[0] - 1
+    src = np.empty(idx.shape[0], np.int64)
+    dst = np.empty(idx.shape[0], np.int64)
+    ww = np.empty(idx.shape[0], np.int64)
+    k = 0
+    for i in range(nv):
+        u = v0 + i
+        a = label[u]
+        k0 = k
+        for j in range(ptr[i], ptr[i + 1]):
+            v = idx[j]
+            if v <= u:
+                continue
+            b = label[v]
+            if b == a:
+                continue
+            if multicast:
+                seen = False
+                for q in range(k0, k):
+                    if dst[q] == b:
+                        seen = True
+                        break
+                if seen:
+                    continue
+            src[k] = a
+            dst[k] = b
+            ww[k] = 1 if multicast else w[j]
+            k += 1
+    return src[:k], dst[:k], ww[:k]
+
+
+def flows_on_disk(reader: Any, label: np.ndarray, n_labels: int, multicast: bool = False,
+                  batch: int = 65536) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``neurongraph.directed_flows`` (or ``multicast_flows``) of a graph on disk, one
+    sequential pass: ``(src, dst, w)`` aggregated per label pair, sorted by (src, dst)."""
+    lab = np.ascontiguousarray(label, dtype=np.int64)
+    keys = np.zeros(0, np.int64)
+    vals = np.zeros(0, np.int64)
+    for v0, ptr, idx, w in reader.batches(batch):
+        a, b, x = _row_flows(ptr, idx.astype(np.int64), w, v0, lab, multicast)
+        k = np.concatenate([keys, a * n_labels + b])
+        x = np.concatenate([vals, x])
+        order = np.argsort(k, kind="stable")
+        k, x = k[order], x[order]
+        if k.size == 0:
+            continue
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+        keys, vals = k[starts], np.add.reduceat(x, starts)  # int64: exact sums
+    src, dst = np.divmod(keys, n_labels)
+    return src, dst, vals
 
 
 def coarsen_on_disk(path: str | os.PathLike[str], workdir: str | os.PathLike[str],
@@ -119,3 +230,98 @@ def coarsen_on_disk(path: str | os.PathLike[str], workdir: str | os.PathLike[str
         if 1 - nc / n < min_reduction:
             break
     return paths, cmaps
+
+
+@dataclass(frozen=True, eq=False)
+class DiskMapping:
+    """Seed 004 end to end on a graph on disk: ``group[v]`` and ``group_core[g]`` (the
+    vertex → core map is ``group_core[group]``), the cut tracked through the steps, the
+    quotient graph of the groups, and per-stage statistics."""
+
+    group: np.ndarray
+    group_core: np.ndarray
+    cut: int
+    quotient: NeuronGraph
+    stats: dict
+
+
+def seed004_on_disk(path: str | os.PathLike[str], workdir: str | os.PathLike[str],
+                    capacity: int, rows: int, cols: int, open_reader: Callable[[Path], Any],
+                    open_writer: Callable[[Path, np.ndarray], Any], seed: int = 0,
+                    tries: int = TRIES, merge_fraction: float = MERGE_FRACTION,
+                    min_reduction: float = MIN_REDUCTION, starts: int = STARTS,
+                    passes: int = 1, top_fraction: float = TOP_FRACTION,
+                    max_iter: int = MAX_ITER, keep_levels: bool = False,
+                    progress: Callable[[str], None] | None = None) -> DiskMapping:
+    """Seed 004 steps 2–8 with every graph of more than the coarsest level kept on disk
+    (§ 64: the graph is saved to the file system): coarsening level files
+    (:func:`coarsen_on_disk`), the coarsest level loaded for the recursive bisection,
+    the refinement before each projection read from each level's file in its random
+    order (:func:`refine_on_disk`), the groups' quotient graph read from the original
+    file (:func:`contract_on_disk`), then the placement and force-directed steps on the
+    quotient in memory. Memory O(n) (the cmaps, the parts and the readers' zip
+    directories), never O(edges). Same seed ⇒ the same mapping as the ``seed004`` method
+    on the graph in memory (tested). Level files are deleted at the end unless
+    ``keep_levels``. A graph that needs more groups than ``rows × cols`` cores raises
+    :class:`chipsched.errors.InputError`."""
+    from chipsched.errors import InputError
+
+    ss = np.random.SeedSequence(seed).generate_state(2)
+    ps = np.random.SeedSequence(int(ss[0])).generate_state(3)
+    stats: dict[str, Any] = {"stage_s": {}}
+    clock = time.perf_counter()
+
+    def done(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        stats["stage_s"][stage] = round(now - clock, 3)
+        clock = now
+
+    paths, cmaps = coarsen_on_disk(path, workdir, capacity, open_reader, open_writer,
+                                   int(ps[0]), tries, merge_fraction, min_reduction,
+                                   progress=progress)
+    done("coarsen")
+    try:
+        with open_reader(paths[-1]) as r:
+            coarsest = r.load()
+        part, cut = recursive_bisection(coarsest, capacity, int(ps[1]), starts)
+        nparts = int(part.max()) + 1
+        del coarsest
+        if progress is not None:
+            progress(f"initial partition: {nparts:,} parts")
+        done("initial_partition")
+        rng = np.random.default_rng(int(ps[2]))
+        delta = 0
+        moves = []
+        for lvl in range(len(paths) - 1, 0, -1):
+            with open_reader(paths[lvl]) as r:
+                d, mv = refine_on_disk(r, part, nparts, capacity, rng, passes)
+            delta += d
+            moves.append(mv)
+            part = part[cmaps[lvl - 1]]
+            if progress is not None:
+                progress(f"refined level {lvl}: {mv:,} moves")
+        done("uncoarsen")
+        stats["level_bytes"] = [Path(p).stat().st_size for p in paths]
+    finally:
+        if not keep_levels:
+            for p in paths[1:]:
+                Path(p).unlink(missing_ok=True)
+    group, n_groups = pack_groups(part)
+    del part
+    if n_groups > rows * cols:
+        raise InputError("cores", f"seed 004 made {n_groups:,} groups for {rows}×{cols} = "
+                         f"{rows * cols:,} cores", "use a larger array (rows, cols)")
+    with open_reader(Path(path)) as r:
+        q = contract_on_disk(r, group, n_groups)
+    done("quotient")
+    if progress is not None:
+        progress(f"placing {n_groups:,} groups on {rows}×{cols}")
+    gc = place_recursive_bisection(q, rows, cols, int(ss[1]), starts)
+    done("bisection_placement")
+    gc, fs = force_directed(q, gc, rows, cols, top_fraction, max_iter)
+    done("force_directed")
+    stats.update({"levels": len(cmaps), "initial_parts": nparts, "groups": n_groups,
+                  "initial_cut": int(cut), "refine_moves": moves, **fs,
+                  "level_vertices": [int(c.max()) + 1 for c in cmaps]})
+    return DiskMapping(group, gc, int(cut + delta), q, stats)
