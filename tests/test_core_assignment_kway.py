@@ -90,3 +90,22 @@ def test_kway_refinement_beats_the_greedy_pass_on_a_grid():
         assert _loads(g, r.group, r.n_groups).max() <= cap
         assert g.cut_weight(r.group) == r.cut
     assert fm.cut < greedy.cut
+
+
+def test_balance_leaves_empty_vertices_alone():
+    """Moving a vertex of size 0 out of an overloaded part frees nothing (review)."""
+    g = NeuronGraph.from_edges([0, 0, 1, 0, 0, 1], [0, 1, 2, 3, 4, 0],
+                               [1, 2, 3, 4, 5, 5])
+    part = np.zeros(6, np.int64)
+    balance(g, part, 2, 1)
+    assert _loads(g, part, 2).max() <= 1
+    moved = np.flatnonzero(part != 0)
+    assert (g.sizes[moved] > 0).all()
+
+
+def test_labels_outside_the_parts_are_refused():
+    g = stencil(4, 4)
+    import pytest
+
+    with pytest.raises(ValueError, match="labels"):
+        kway_fm(g, np.arange(16) % 5, 2, 10)

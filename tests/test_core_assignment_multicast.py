@@ -148,3 +148,15 @@ def test_json_spikes_of_the_wrong_length(tmp_path):
                  ' "cores": {"rows": 1, "cols": 2, "capacity": 1}}')
     with pytest.raises(InputError, match="spikes"):
         load_instance(str(p), HW)
+
+
+def test_spikes_for_a_ready_instance_are_refused():
+    inst = make_instance(_graph(), get_chip("neuro-2x2-k2"))
+    with pytest.raises(InputError, match="spikes"):
+        make_instance(inst, get_chip("neuro-2x2-k2"), spikes=[1, 1, 1, 1])
+
+
+def test_json_writer_refuses_weights_that_are_not_spike_weighted(tmp_path):
+    with pytest.raises(InputError, match="spikes"):
+        write_json(tmp_path / "x.json", _graph(), 2, 2, 2, spikes=[3, 1, 1, 1])
+    assert not (tmp_path / "x.json").exists()

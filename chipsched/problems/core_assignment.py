@@ -388,6 +388,9 @@ def make_instance(source: NeuronGraph | Workload | Instance, hardware: Hardware,
         raise InputError("batch", "does not apply to core_assignment",
                          "a neuron graph is per inference")
     if isinstance(source, Instance):
+        if spikes is not None:
+            raise InputError("spikes", "cannot be applied to a ready instance (its graph "
+                             "is built)", "pass the spikes with the graph or network")
         return source.with_objective(objective) if objective else source
     if isinstance(source, Workload):
         graph = from_workload(source, channels_per_vertex, include_input)

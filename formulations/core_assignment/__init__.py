@@ -84,7 +84,8 @@ def _own_value(instance: Instance, inp: Any, core: np.ndarray) -> float:
 
 
 def _output(instance: Instance, out: Any, core: np.ndarray | None, formulation: str,
-            bound_valid: bool = True, inp: Any = None) -> MethodOutput:
+            bound_valid: bool = True, inp: Any = None, model_tol: float = 0.0
+            ) -> MethodOutput:
     stats = {**out.stats, "formulation": formulation, "backend": out.backend,
              "solver_s": round(out.wall_s, 4)}
     def scale(x: float) -> float:
@@ -105,7 +106,7 @@ def _output(instance: Instance, out: Any, core: np.ndarray | None, formulation: 
         model = obj
         obj = _own_value(instance, inp, np.asarray(core, dtype=np.int64))
         return MethodOutput(out.status, Solution(core), objective=obj, bound=bound,
-                            stats=stats, model_objective=model)
+                            stats=stats, model_objective=model, model_tol=model_tol)
     return MethodOutput(out.status, Solution(core), objective=obj, bound=bound, stats=stats)
 
 
@@ -116,9 +117,18 @@ def _full_model_size(instance: Instance) -> tuple[int, int, str]:
     return instance.n, instance.n_cores, "mesh"
 
 
+#: Model (d) has a packet constraint per edge and core: its largest size.
+MAX_MULTICAST_ROWS = 100_000
+
+
 def _full_applies(instance: Instance, params: Any, warm: bool = False) -> str | None:
     n, slots, what = _full_model_size(instance)
     edges = int(instance.graph.m)
+    if instance.multicast and not instance.forced_partition and \
+            edges * instance.n_cores > MAX_MULTICAST_ROWS:
+        return (f"too large for the exact multicast model (d) ({edges:,} edges × "
+                f"{instance.n_cores:,} cores packet constraints; limit "
+                f"{MAX_MULTICAST_ROWS:,})")
     if n * slots > MAX_ASSIGNMENT_VARS[what] or edges > MAX_MODEL_EDGES:
         return (f"too large for the exact {what} model ({n:,} items × {slots:,} slots, "
                 f"{edges:,} edges; limits {MAX_ASSIGNMENT_VARS[what]:,} assignment variables "
@@ -151,7 +161,11 @@ def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutp
     if instance.multicast and not qap:
         fn = cpsat_multicast if backend == "cpsat" else milp_multicast
         out, core = fn(inp, options, hint)
-        res = _output(instance, out, core, "multicast joint (d)", inp=inp)
+        # the big-M rows let a packet indicator at 1 − ε (the MILP's integrality
+        # tolerance, 1e-6) lower each hop term by (R + C − 2)·ε
+        src, _, _, spk = inp.nets
+        tol = 1e-6 * (inp.rows + inp.cols - 2) * float(spk.sum()) * inp.cores
+        res = _output(instance, out, core, "multicast joint (d)", inp=inp, model_tol=tol)
         return _keep_better_warm_start(instance, inp, hint, res)
     if instance.multicast:
         # one vertex per core: the packet graph's QAP is exact

@@ -225,7 +225,8 @@ def _balance(ptr, idx, w, sizes, part, load, cap, nparts):  # pragma: no cover -
     pos = np.full(n, -1, np.int64)
     size = 0
     for v in range(n):
-        if load[part[v]] > cap:
+        # a vertex of size 0 frees nothing: moving it would only add cut
+        if load[part[v]] > cap and sizes[v] > 0:
             t, g = _best_target(v, ptr, idx, w, sizes, part, load, cap, acc, mark, touched)
             if t < 0:
                 g = -_own_weight(v, ptr, idx, w, part)
@@ -262,7 +263,7 @@ def _balance(ptr, idx, w, sizes, part, load, cap, nparts):  # pragma: no cover -
         moves += 1
         for j in range(ptr[v], ptr[v + 1]):
             u = idx[j]
-            if load[part[u]] > cap:
+            if load[part[u]] > cap and sizes[u] > 0:
                 tu, gu = _best_target(u, ptr, idx, w, sizes, part, load, cap, acc, mark,
                                       touched)
                 if tu < 0:
@@ -285,12 +286,21 @@ def _own_weight(v, ptr, idx, w, part):  # pragma: no cover - numba
     return s
 
 
+def _loads(graph: NeuronGraph, part: np.ndarray, nparts: int) -> np.ndarray:
+    """Part loads; labels outside 0..nparts−1 would index past the kernels' arrays."""
+    if part.shape != (graph.n,):
+        raise ValueError(f"part has {part.shape[0]} entries for {graph.n} vertices")
+    if part.size and (part.min() < 0 or part.max() >= nparts):
+        raise ValueError(f"part labels must lie in 0..{nparts - 1}")
+    return np.bincount(part, weights=graph.sizes, minlength=nparts).astype(np.int64)
+
+
 def balance(graph: NeuronGraph, part: np.ndarray, nparts: int, capacity: int
             ) -> tuple[int, int, int]:
     """Make every part of ``part`` (in place) fit ``capacity`` by the cheapest moves
     (:func:`_balance`). Returns (change of the cut weight, moves, parts still above the
     capacity — 0 unless no single vertex fits anywhere else)."""
-    load = np.bincount(part, weights=graph.sizes, minlength=nparts).astype(np.int64)
+    load = _loads(graph, part, nparts)
     d, mv, over = _balance(graph.indptr, graph.indices, graph.weights, graph.sizes, part,
                            load, int(capacity), int(nparts))
     return int(d), int(mv), int(over)
@@ -303,7 +313,7 @@ def kway_fm(graph: NeuronGraph, part: np.ndarray, nparts: int, capacity: int,
     (parts already above it may only shrink). Passes repeat until one gains less than
     ``min_gain`` of the cut or after ``passes``; ``stall`` moves without a new best end a
     pass (default max(100, n/50)). Returns (change of the cut weight ≤ 0, moves kept)."""
-    load = np.bincount(part, weights=graph.sizes, minlength=nparts).astype(np.int64)
+    load = _loads(graph, part, nparts)
     st = int(stall if stall is not None else max(100, graph.n // 50))
     cut = graph.cut_weight(part)
     delta = moves = 0

@@ -143,7 +143,12 @@ def write_json(path: str | os.PathLike[str], graph: NeuronGraph, rows: int, cols
     spikes = extra.pop("spikes", None)
     if spikes is not None:
         spikes = np.asarray(spikes, dtype=np.int64)
-        w = w // spikes[u]  # edges of silent sources were dropped: no division by 0
+        s_u = spikes[u]  # edges of silent sources were dropped: no division by 0
+        if np.any(s_u == 0) or np.any(w % np.maximum(s_u, 1)):
+            raise InputError("write_json.spikes", "the graph's weights are not "
+                             "synapses × spikes of the source",
+                             "pass the spikes of the instance whose graph this is")
+        w = w // s_u
         extra["spikes"] = spikes.tolist()
     data = {"name": extra.pop("name", graph.name), **extra,
             "graph": {"sizes": graph.sizes.tolist(),
