@@ -1,6 +1,7 @@
 """core_assignment placement: hop-weighted traffic of seed 004's force-directed swaps vs
 recursive-bisection only vs row-major, random, scipy FAQ / 2-opt, the improved variant's
-traffic-exact swaps, and the proven optimum where branch and bound proves one (60 s).
+traffic-exact swaps, the dense (Ro-TS, 10 s) and sparse tabu searches from the recursive
+bisection, and the proven optimum where branch and bound proves one (60 s).
 
 Part 1 places the groups of one seed-004 partition (same seed ⇒ same groups for every
 placement) of the named instances; part 2 runs the placements on the QAPLIB grid
@@ -55,7 +56,7 @@ def main() -> None:
     print(f"`{cmd}` — traffic in weight·hops (synapse·hops); 'vs best' relative to the best "
           f"value or proven bound of the row; bnb-place gets the seed-004 groups as warm "
           f"start and {tl:.0f} s\n")
-    cols = [*PLACERS, "plus swaps", "bnb-place"]
+    cols = [*PLACERS, "plus swaps", "tabu dense 10 s", "tabu sparse", "bnb-place"]
     print("| instance | groups | mesh | " + " | ".join(cols) + " |")
     print("|---|---:|---|" + "---:|" * len(cols))
     for name in names:
@@ -79,6 +80,19 @@ def main() -> None:
         gc, _ = H.plus_placement(q, inst.rows, inst.cols, 0)
         out = H.map_groups(inst, group, gc, None, {})
         vals["plus swaps"] = evaluate(inst, out.solution)[0]
+        # both tabu searches from the same recursive-bisection placement (seed 0)
+        rb = H.place_recursive_bisection(q, inst.rows, inst.cols, 0)
+        for col, variant, lim in (("tabu dense 10 s", "dense", 10.0),
+                                  ("tabu sparse", "sparse", None)):
+            if variant == "dense" and inst.n_cores > 2048:
+                vals[col] = "n/a (> 2,048 cores)"
+                continue
+            gc, st = H.place_tabu(q, inst.rows, inst.cols, rb, 0, time_limit=lim,
+                                  variant=variant)
+            out = H.map_groups(inst, group, gc, None, {})
+            vals[col] = evaluate(inst, out.solution)[0]
+            print(f"{name}: tabu {variant} {st['tabu_iterations']:,} iterations in "
+                  f"{st['tabu_s']:.1f} s", file=sys.stderr)
         r = None
         if q.n <= 200:
             r = run(inst, "bnb-place", warm_start=base.solution, time_limit=tl)

@@ -13,13 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chipsched.api import make_instance, solve
-from chipsched.heuristics.core_assignment.placement import manhattan_matrix
+from chipsched.heuristics.core_assignment.placement import manhattan_matrix, placement_traffic
 from chipsched.heuristics.core_assignment.tabusearch import (
     _all_deltas,
     _cost,
     _rots,
     robust_tabu,
+    sparse_tabu,
 )
+from chipsched.neurongraph import NeuronGraph
 from chipsched.result import Status
 
 
@@ -99,9 +101,34 @@ def test_tabu_after_other_partitions_and_its_size_limit():
     from chipsched.heuristics.core_assignment import _tabu_applies
     from chipsched.heuristics.core_assignment.tabusearch import place_tabu
 
-    reason = _tabu_applies(SimpleNamespace(n_cores=4096), SimpleNamespace(place="tabu"))
+    reason = _tabu_applies(SimpleNamespace(n_cores=4096),
+                           SimpleNamespace(place="tabu", tabu_variant="dense"))
     assert reason and "dense tabu search" in reason
     assert _tabu_applies(SimpleNamespace(n_cores=4096), SimpleNamespace(place="swaps")) is None
+    # the sparse (and the automatic) variant take any mesh
+    assert _tabu_applies(SimpleNamespace(n_cores=4096), SimpleNamespace(place="tabu")) is None
     q = inst.graph.contract(np.arange(inst.graph.n) % 4, 4)
     with pytest.raises(InputError, match="tabu"):
-        place_tabu(q, 2, 3, np.arange(4), max_cores=5)
+        place_tabu(q, 2, 3, np.arange(4), max_cores=5, variant="dense")
+    gc, st = place_tabu(q, 2, 3, np.arange(4), max_cores=5, variant="sparse", iterations=50)
+    assert st["tabu_variant"] == "sparse" and len(set(gc.tolist())) == 4
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**20), st.integers(2, 40), st.sampled_from([(3, 4), (5, 7), (8, 8)]))
+def test_sparse_tabu_reports_the_true_traffic_and_never_worsens(seed, n, mesh):
+    """The sparse search's best cost is the traffic of the placement it returns (its
+    journal undoes the moves after the best), no worse than the start, one group per
+    core."""
+    rows, cols = mesh
+    rng = np.random.default_rng(seed)
+    G = min(n, rows * cols)
+    m = 3 * G
+    q = NeuronGraph.from_edges(np.ones(G, np.int64), rng.integers(0, G, m),
+                               rng.integers(0, G, m), rng.integers(1, 9, m))
+    start = rng.permutation(rows * cols)[:G]
+    gc, st_ = sparse_tabu(q, rows, cols, start, seed, iterations=500, radius=1,
+                          chunk=int(rng.integers(1, 200)))
+    assert len(set(gc.tolist())) == G and gc.max() < rows * cols
+    assert placement_traffic(q, gc, cols) == st_["tabu_cost"] <= placement_traffic(
+        q, start, cols)

@@ -61,8 +61,8 @@ from .placement import (
     placement_traffic,
     target_rectangle,
 )
+from .tabusearch import DENSE_AUTO_MAX, place_tabu, robust_tabu
 from .tabusearch import MAX_CORES as TABU_MAX_CORES
-from .tabusearch import place_tabu, robust_tabu
 
 __all__ = [
     "coarsen", "coarsen_level", "force_directed", "greedy_bisection", "heaviest_neighbors",
@@ -71,6 +71,9 @@ __all__ = [
     "place_tabu", "plus_placement", "recursive_bisection", "refine", "robust_tabu",
     "seed004_mapping", "seed004_partition", "target_rectangle", "uncoarsen",
 ]
+
+TABU_VARIANTS = ("auto", "dense", "sparse")
+TABU_ITER_DEFAULT = "1,000 × cores (dense) / 200 × groups (sparse), or the time limit"
 
 D = "core_assignment"
 SRC = "seed 004 (CN patent; docs/sources.md)"
@@ -220,17 +223,21 @@ class PlusParams:
     top_fraction: float = param(1.0, "share of the groups visited per swap iteration",
                                 gt=0, le=1)
     place: str = param("swaps", "placement after the recursive bisection: traffic-exact "
-                       "swaps, or robust tabu search (dense, ≤ 2,048 cores)",
-                       choices=("swaps", "tabu"))
+                       "swaps, or tabu search", choices=("swaps", "tabu"))
     tabu_iterations: int | None = param(None, "tabu iterations (place=tabu)", ge=0,
-                                        none="1,000 × cores, or the time limit")
+                                        none=TABU_ITER_DEFAULT)
+    tabu_variant: str = param("auto", "tabu search (place=tabu): dense Ro-TS (≤ 2,048 "
+                              "cores), sparse (any size), or auto (dense up to "
+                              f"{DENSE_AUTO_MAX} cores)", choices=TABU_VARIANTS)
 
 
 def _tabu_applies(instance: Instance, params: Any, warm: bool = False) -> str | None:
-    """Not applicable when the placement asked for is the dense tabu search on a mesh
-    above its limit (method ``tabu``; ``place=tabu``; ``placement=tabu``)."""
+    """Not applicable when the placement asked for is the *dense* tabu search on a mesh
+    above its limit (method ``tabu -p variant=dense``; ``place=tabu
+    tabu_variant=dense``); the sparse and auto variants take any mesh."""
     choice = getattr(params, "place", None) or getattr(params, "placement", None) or "tabu"
-    if choice == "tabu" and instance.n_cores > TABU_MAX_CORES:
+    variant = getattr(params, "variant", None) or getattr(params, "tabu_variant", "auto")
+    if choice == "tabu" and variant == "dense" and instance.n_cores > TABU_MAX_CORES:
         return (f"{instance.n_cores} cores is above the dense tabu search's limit "
                 f"({TABU_MAX_CORES})")
     return None
@@ -255,7 +262,8 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
     if params.place == "tabu":
         start = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]))
         gc, pst = place_tabu(q, instance.rows, instance.cols, start, int(ss[1]),
-                             params.tabu_iterations, _remaining(options, t_start))
+                             params.tabu_iterations, _remaining(options, t_start),
+                             variant=params.tabu_variant)
     else:
         gc, pst = plus_placement(q, instance.rows, instance.cols, int(ss[1]),
                                  max_iter=params.max_iter, top_fraction=params.top_fraction)
@@ -338,14 +346,15 @@ def two_opt(instance: Instance, options: SolveOptions, params: PartitionParams
 
 @dataclass(frozen=True)
 class TabuParams(PartitionParams):
-    iterations: int | None = param(None, "tabu iterations", ge=0,
-                                   none="1,000 × cores, or the time limit")
+    iterations: int | None = param(None, "tabu iterations", ge=0, none=TABU_ITER_DEFAULT)
+    variant: str = param("auto", "dense Ro-TS (≤ 2,048 cores), sparse (any size), or auto "
+                         f"(dense up to {DENSE_AUTO_MAX} cores)", choices=TABU_VARIANTS)
 
 
 @method(D, "tabu", "heuristic", "seed-004 partition, recursive-bisection placement refined by "
-        "robust tabu search (Ro-TS, dense, ≤ 2,048 cores)", source="Taillard, Parallel "
-        "Computing 17 (1991); seed 004 partition", randomized=True, params=TabuParams,
-        applies=_tabu_applies)
+        "tabu search (Ro-TS up to 256 cores, a sparse tabu search above)",
+        source="Taillard, Parallel Computing 17 (1991); ours (sparse); seed 004 partition",
+        randomized=True, params=TabuParams, applies=_tabu_applies)
 def tabu(instance: Instance, options: SolveOptions, params: TabuParams) -> MethodOutput:
     """Ro-TS placement (:func:`.tabusearch.place_tabu`) of seed 004's groups, started from its
     recursive-bisection placement; honours ``options.time_limit``."""
@@ -359,7 +368,8 @@ def tabu(instance: Instance, options: SolveOptions, params: TabuParams) -> Metho
     st.done("bisection_placement")
     st.note(f"tabu search over {instance.n_cores} cores")
     gc, tst = place_tabu(q, instance.rows, instance.cols, start, int(ss[1]),
-                         params.iterations, _remaining(options, t_start))
+                         params.iterations, _remaining(options, t_start),
+                         variant=params.variant)
     st.done("tabu")
     return map_groups(instance, res.group, gc, res.cut, {**res.stats, **tst,
                                                          "stage_s": st.times})

@@ -33,6 +33,9 @@ MAX_CORES = 2048
 #: (Taillard 1991's values).
 TENURE = (0.9, 1.1)
 ASPIRATION = 5.0
+#: ``place_tabu(variant="auto")``: the dense Ro-TS up to this many cores, the sparse
+#: search above (where Ro-TS's O(N²) iterations fall behind within seconds).
+DENSE_AUTO_MAX = 256
 
 
 @nb.njit(cache=True)
@@ -178,17 +181,25 @@ def robust_tabu(flow: np.ndarray, dist: np.ndarray, start: np.ndarray, seed: int
 
 def place_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: int = 0,
                iterations: int | None = None, time_limit: float | None = None,
-               max_cores: int = MAX_CORES) -> tuple[np.ndarray, dict[str, float]]:
-    """Ro-TS placement of the groups of ``q`` on the ``rows``×``cols`` mesh, started from
-    ``start`` (group → core, e.g. seed 004's recursive bisection). Groups are padded with
-    zero-flow dummies on the free cores. Returns (group → core, stats)."""
+               max_cores: int = MAX_CORES, variant: str = "auto"
+               ) -> tuple[np.ndarray, dict[str, float]]:
+    """Tabu placement of the groups of ``q`` on the ``rows``×``cols`` mesh, started from
+    ``start`` (group → core, e.g. seed 004's recursive bisection). ``variant``:
+    ``"dense"`` — Ro-TS with groups padded by zero-flow dummies to the N cores (N² memory,
+    ≤ ``max_cores``); ``"sparse"`` — :func:`sparse_tabu` (any size); ``"auto"`` — dense
+    up to ``DENSE_AUTO_MAX`` cores (where its full neighbourhood reaches the QAPLIB optima),
+    sparse above (measured in docs/benchmarks.md). Returns (group → core, stats)."""
     G, N = q.n, rows * cols
     check_fits(G, rows, cols)
+    if variant not in ("auto", "dense", "sparse"):
+        raise InputError("tabu variant", f"unknown {variant!r}", "use auto, dense or sparse")
+    if variant == "sparse" or (variant == "auto" and N > DENSE_AUTO_MAX):
+        gc, st = sparse_tabu(q, rows, cols, start, seed, iterations, time_limit)
+        return gc, {**st, "traffic_before_tabu": placement_traffic(q, start, cols)}
     if N > max_cores:
         raise InputError("tabu", f"{N} cores is above the dense tabu search's limit "
-                         f"({max_cores}: N² delta matrix)", "use another placement "
-                         "(seed004-plus place=swaps, metis/kahip placement=seed004) or a "
-                         "smaller mesh")
+                         f"({max_cores}: N² delta matrix)", "use the sparse variant "
+                         "(variant=sparse or auto) or a smaller mesh")
     start = np.asarray(start, dtype=np.int64)
     free = np.setdiff1d(np.arange(N), start)
     perm = np.concatenate([start, free])
@@ -197,5 +208,158 @@ def place_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: in
     best, st = robust_tabu(flow, manhattan_matrix(rows, cols), perm, seed, iterations,
                            time_limit, real=G)
     gc = best[:G].copy()
-    st = {**st, "traffic_before_tabu": placement_traffic(q, start, cols)}
+    st = {**st, "traffic_before_tabu": placement_traffic(q, start, cols),
+          "tabu_variant": "dense"}
     return gc, st
+
+
+# ---------------------------------------------------------------------------------------
+# sparse variant for meshes of any size
+
+
+@nb.njit(cache=True)
+def _swap_delta(ptr, idx, w, loc, cols, r, s):  # pragma: no cover - numba
+    """Change of Σ w·hops (each undirected edge once) when groups r and s swap cores;
+    O(deg r + deg s) on the sparse flows (the r–s edge keeps its length)."""
+    pr, ps = loc[r], loc[s]
+    yr, xr = pr // cols, pr % cols
+    ys, xs = ps // cols, ps % cols
+    d = 0
+    for j in range(ptr[r], ptr[r + 1]):
+        k = idx[j]
+        if k == s:
+            continue
+        yk, xk = loc[k] // cols, loc[k] % cols
+        d += w[j] * (abs(ys - yk) + abs(xs - xk) - abs(yr - yk) - abs(xr - xk))
+    for j in range(ptr[s], ptr[s + 1]):
+        k = idx[j]
+        if k == r:
+            continue
+        yk, xk = loc[k] // cols, loc[k] % cols
+        d += w[j] * (abs(yr - yk) + abs(xr - xk) - abs(ys - yk) - abs(xs - xk))
+    return d
+
+
+@nb.njit(cache=True)
+def _sparse_ts(ptr, idx, w, loc, where, rows, cols, n_real, start_it, n_iter, cur, best,
+               tabu_until, journal, jn, radius, tmin, tmax, seed):  # pragma: no cover
+    """``n_iter`` iterations of the sparse tabu search (see :func:`sparse_tabu`); ``loc``
+    (group → core), ``where`` (core → group, −1 free), ``tabu_until`` and the journal of
+    swaps made since the last new best are updated in place. Returns (current cost,
+    best cost, journal length)."""
+    np.random.seed(seed)
+    for it in range(start_it, start_it + n_iter):
+        r = np.random.randint(0, n_real)
+        if ptr[r + 1] == ptr[r]:
+            continue
+        # the flow-weighted centre of r's partners: where r would rather be
+        sx = 0
+        sy = 0
+        sw = 0
+        for j in range(ptr[r], ptr[r + 1]):
+            k = idx[j]
+            sy += w[j] * (loc[k] // cols)
+            sx += w[j] * (loc[k] % cols)
+            sw += w[j]
+        cy = (2 * sy + sw) // (2 * sw)
+        cx = (2 * sx + sw) // (2 * sw)
+        best_d = np.iinfo(np.int64).max
+        best_c = -1
+        for y in range(max(0, cy - radius), min(rows, cy + radius + 1)):
+            for x in range(max(0, cx - radius), min(cols, cx + radius + 1)):
+                c = y * cols + x
+                s = where[c]
+                if s == r:
+                    continue
+                if s < 0:  # a free core: a move, the same delta with no partner
+                    d = 0
+                    pr = loc[r]
+                    yr, xr = pr // cols, pr % cols
+                    for j in range(ptr[r], ptr[r + 1]):
+                        k = idx[j]
+                        yk, xk = loc[k] // cols, loc[k] % cols
+                        d += w[j] * (abs(y - yk) + abs(x - xk) - abs(yr - yk) - abs(xr - xk))
+                    tabu = it < tabu_until[r]
+                else:
+                    d = _swap_delta(ptr, idx, w, loc, cols, r, s)
+                    tabu = it < tabu_until[r] or it < tabu_until[s]
+                if tabu and cur + d >= best:  # aspiration: a new best is always allowed
+                    continue
+                if d < best_d:
+                    best_d = d
+                    best_c = c
+        if best_c < 0:
+            continue
+        s = where[best_c]
+        pr = loc[r]
+        loc[r] = best_c
+        where[best_c] = r
+        where[pr] = s
+        if s >= 0:
+            loc[s] = pr
+            tabu_until[s] = it + np.random.randint(tmin, tmax + 1)
+        tabu_until[r] = it + np.random.randint(tmin, tmax + 1)
+        cur += best_d
+        journal[jn, 0] = r
+        journal[jn, 1] = pr
+        journal[jn, 2] = best_c
+        jn += 1
+        if cur < best:
+            best = cur
+            jn = 0  # the current placement is the best: nothing to undo
+    return cur, best, jn
+
+
+def sparse_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: int = 0,
+                iterations: int | None = None, time_limit: float | None = None,
+                radius: int = 2, tenure: tuple[int, int] = (7, 13),
+                chunk: int = 200_000) -> tuple[np.ndarray, dict[str, float]]:
+    """Tabu search for the placement on meshes of any size [ours, after Ro-TS]: the
+    flows stay sparse (the quotient graph's CSR) and a swap's delta is computed in
+    O(deg r + deg s) from Manhattan hops, so memory is O(G + edges) instead of Ro-TS's
+    dense N×N matrices. Each iteration draws a group r, takes the cores in the
+    (2·radius+1)² box around the flow-weighted centre of r's partners, and makes the
+    best swap with their groups (or move to a free core) — even a worsening one — that
+    is not tabu (tabu: either group moved within its tenure, drawn in ``tenure``;
+    aspiration: a new best); the best placement is kept (moves since it are undone at
+    the end). Stops after ``iterations`` (default 200·G) or ``time_limit``, checked
+    between chunks. Returns (group → core, stats)."""
+    t0 = time.perf_counter()
+    G, N = q.n, rows * cols
+    check_fits(G, rows, cols)
+    loc = np.ascontiguousarray(start, dtype=np.int64).copy()
+    where = np.full(N, -1, np.int64)
+    where[loc] = np.arange(G)
+    cur = placement_traffic(q, loc, cols)
+    start_cost = best = cur
+    total = 200 * G if iterations is None else int(iterations)
+    tabu_until = np.zeros(G, np.int64)
+    journal = np.empty((max(1, chunk), 3), np.int64)
+    ptr = q.indptr
+    idx = q.indices.astype(np.int64)
+    w = q.weights
+    ss = np.random.SeedSequence(seed)
+    done = 0
+    jn = 0
+    while done < total and G > 1:
+        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+            break
+        step = min(chunk, total - done)
+        if jn + step > journal.shape[0]:
+            journal = np.concatenate([journal[:jn], np.empty((step, 3), np.int64)])
+        seed_k = int(ss.spawn(1)[0].generate_state(1)[0] % (2**31 - 1))
+        cur, best, jn = _sparse_ts(ptr, idx, w, loc, where, rows, cols, G, done + 1, step,
+                                   cur, best, tabu_until, journal, jn, int(radius),
+                                   int(tenure[0]), int(tenure[1]), seed_k)
+        done += step
+    # undo the moves made after the best placement, newest first
+    for r, src, dst in journal[:jn][::-1]:
+        s = where[src]
+        where[dst], where[src] = s, r
+        loc[r] = src
+        if s >= 0:
+            loc[s] = dst
+    assert placement_traffic(q, loc, cols) == best
+    return loc, {"tabu_iterations": done, "tabu_cost_start": int(start_cost),
+                 "tabu_cost": int(best), "tabu_s": time.perf_counter() - t0,
+                 "tabu_variant": "sparse"}
