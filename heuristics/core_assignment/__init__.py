@@ -223,7 +223,8 @@ class PlusParams:
     top_fraction: float = param(1.0, "share of the groups visited per swap iteration",
                                 gt=0, le=1)
     place: str = param("swaps", "placement after the recursive bisection: traffic-exact "
-                       "swaps, or tabu search", choices=("swaps", "tabu"))
+                       "swaps, tabu search, or seed 004's force-directed swaps (step 7, "
+                       "to compare the stages)", choices=("swaps", "tabu", "force"))
     tabu_iterations: int | None = param(None, "tabu iterations (place=tabu)", ge=0,
                                         none=TABU_ITER_DEFAULT)
     tabu_variant: str = param("auto", "tabu search (place=tabu): dense Ro-TS (≤ 2,048 "
@@ -259,7 +260,10 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
     st.done("partition")
     res = _fit(instance, res)
     q = instance.quotient(res.group, res.n_groups)
-    if params.place == "tabu":
+    if params.place == "force":
+        gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]))
+        gc, pst = force_directed(q, gc, instance.rows, instance.cols)
+    elif params.place == "tabu":
         start = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]))
         gc, pst = place_tabu(q, instance.rows, instance.cols, start, int(ss[1]),
                              params.tabu_iterations, _remaining(options, t_start),
