@@ -694,13 +694,115 @@ class SeedZipReader:
             raise _corrupt(self.path, exc.problem) from None
 
 
+class _ZipOut:
+    """A minimal zip writer for the seed-004 archive: deflated members written straight
+    to the file, their directory kept as numpy arrays (28 bytes per member instead of
+    Python's ~0.4 KB ``ZipInfo``), the central directory written at the end — with the
+    zip64 records (APPNOTE 4.3.14–4.3.16) when there are more than 65,535 members or the
+    archive passes 4 GiB — and a fixed timestamp (1980-01-01), so the same graph gives
+    the same bytes. Members are named ``edges/<i>`` for i = 0, 1, … in order, then the
+    named ones (``header``, ``sizes``)."""
+
+    _LOCAL = struct.Struct("<IHHHHHIIIHH")
+    _CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
+    _TIME, _DATE = 0, (1 << 5) | 1  # 1980-01-01 00:00
+
+    def __init__(self, fh: Any, compresslevel: int, force_zip64: bool = False):
+        self.fh = fh
+        self.level = compresslevel
+        self.force_zip64 = force_zip64
+        self.pos = 0
+        self.count = 0
+        cap = 1024
+        self.off = np.zeros(cap, np.int64)
+        self.csize = np.zeros(cap, np.int64)
+        self.usize = np.zeros(cap, np.int64)
+        self.crc = np.zeros(cap, np.uint32)
+        self.named: list[tuple[bytes, int, int, int, int]] = []
+
+    def _grow(self, need: int) -> None:
+        cap = self.off.shape[0]
+        if need <= cap:
+            return
+        new = max(need, 2 * cap)
+        for k in ("off", "csize", "usize", "crc"):
+            a = getattr(self, k)
+            b = np.zeros(new, a.dtype)
+            b[:a.shape[0]] = a
+            setattr(self, k, b)
+
+    def _write_member(self, name: bytes, raw: bytes) -> tuple[int, int, int, int]:
+        c = zlib.compressobj(self.level, zlib.DEFLATED, -15)
+        data = c.compress(raw) + c.flush()
+        crc = zlib.crc32(raw)
+        head = self._LOCAL.pack(0x04034B50, 20, 0, 8, self._TIME, self._DATE, crc,
+                                len(data), len(raw), len(name), 0)
+        off = self.pos
+        self.fh.write(head + name + data)
+        self.pos += len(head) + len(name) + len(data)
+        return off, len(data), len(raw), crc
+
+    def add_edges(self, raws: list[bytes]) -> None:
+        """The next ``edges/<i>`` members."""
+        i0 = self.count
+        self._grow(i0 + len(raws))
+        for k, raw in enumerate(raws):
+            i = i0 + k
+            off, cs, us, crc = self._write_member(f"edges/{i}".encode(), raw)
+            self.off[i], self.csize[i], self.usize[i], self.crc[i] = off, cs, us, crc
+        self.count += len(raws)
+
+    def add_named(self, name: str, raw: bytes) -> None:
+        b = name.encode()
+        self.named.append((b, *self._write_member(b, raw)))
+
+    def _central(self, name: bytes, off: int, cs: int, us: int, crc: int) -> bytes:
+        extra = b""
+        if off >= 0xFFFFFFFF or self.force_zip64:
+            extra = struct.pack("<HHQ", 0x0001, 8, off)
+            off = 0xFFFFFFFF
+        return self._CENTRAL.pack(0x02014B50, 20 | (3 << 8), 45 if extra else 20, 0, 8,
+                                  self._TIME, self._DATE, crc, cs, us, len(name),
+                                  len(extra), 0, 0, 0, 0o100644 << 16, off) + name + extra
+
+    def close(self) -> None:
+        cd_start = self.pos
+        buf: list[bytes] = []
+        size = 0
+        for i in range(self.count):
+            rec = self._central(f"edges/{i}".encode(), int(self.off[i]),
+                                int(self.csize[i]), int(self.usize[i]), int(self.crc[i]))
+            buf.append(rec)
+            size += len(rec)
+            if len(buf) >= 65536:
+                self.fh.write(b"".join(buf))
+                buf = []
+        for name, off, cs, us, crc in self.named:
+            rec = self._central(name, off, cs, us, crc)
+            buf.append(rec)
+            size += len(rec)
+        self.fh.write(b"".join(buf))
+        entries = self.count + len(self.named)
+        end = cd_start + size
+        zip64 = self.force_zip64 or entries >= 0xFFFF or cd_start >= 0xFFFFFFFF or \
+            size >= 0xFFFFFFFF
+        if zip64:
+            self.fh.write(struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, entries,
+                                      entries, size, cd_start))
+            self.fh.write(struct.pack("<IIQI", 0x07064B50, 0, end, 1))
+        self.fh.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, min(entries, 0xFFFF),
+                                  min(entries, 0xFFFF), min(size, 0xFFFFFFFF),
+                                  min(cd_start, 0xFFFFFFFF), 0))
+
+
 class SeedZipWriter:
     """Streaming writer of the seed-004 zip: vertices are added in id order (one call per
     vertex or per batch of rows); the archive is written to a temporary file in the
     target folder and renamed into place by :meth:`close` — an exception inside the
     ``with`` block (or a missing vertex) deletes it, so nothing half-written remains."""
 
-    def __init__(self, path: str | os.PathLike[str], sizes: Any, compresslevel: int = 6):
+    def __init__(self, path: str | os.PathLike[str], sizes: Any, compresslevel: int = 6,
+                 force_zip64: bool = False):
         self.path = Path(path)
         self.sizes = np.ascontiguousarray(sizes, dtype=np.int64)
         if self.sizes.ndim != 1 or (self.sizes.size and self.sizes.min() < 0):
@@ -708,9 +810,8 @@ class SeedZipWriter:
         self.n = int(self.sizes.shape[0])
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-        os.close(fd)
-        self._zf = zipfile.ZipFile(self._tmp, "w", zipfile.ZIP_DEFLATED,
-                                   compresslevel=compresslevel)
+        self._fh = os.fdopen(fd, "wb", buffering=1 << 20)
+        self._zf = _ZipOut(self._fh, compresslevel, force_zip64)
         self._next = 0
         self._entries = 0
 
@@ -729,8 +830,7 @@ class SeedZipWriter:
             raise InputError("SeedZipWriter", "edge weights must be > 0")
         buf, offs = _encode_rows(indptr, indices, weights, v0, self.sizes)
         raw = buf.tobytes()
-        for i in range(nv):
-            self._zf.writestr(f"edges/{v0 + i}", raw[offs[i]:offs[i + 1]])
+        self._zf.add_edges([raw[offs[i]:offs[i + 1]] for i in range(nv)])
         self._next += nv
         self._entries += int(indptr[-1] - indptr[0])
 
@@ -749,11 +849,12 @@ class SeedZipWriter:
             if self._entries % 2:
                 raise InputError("SeedZipWriter", "odd number of edge entries: the graph "
                                  "is not symmetric")
-            self._zf.writestr("header", encode_varints(
+            self._zf.add_named("header", encode_varints(
                 np.array([FORMAT_VERSION, self.n, self._entries // 2], np.int64)).tobytes())
-            self._zf.writestr("sizes", encode_varints(self.sizes).tobytes())
+            self._zf.add_named("sizes", encode_varints(self.sizes).tobytes())
             self._zf.close()
             self._zf = None
+            self._fh.close()
             os.replace(self._tmp, self.path)
         except BaseException:
             self.abort()
@@ -761,12 +862,11 @@ class SeedZipWriter:
         return self.path
 
     def abort(self) -> None:
-        if self._zf is not None:
-            try:
-                self._zf.close()
-            except Exception:  # noqa: BLE001 - best effort before deleting the file
-                pass
-            self._zf = None
+        self._zf = None
+        try:
+            self._fh.close()
+        except Exception:  # noqa: BLE001 - best effort before deleting the file
+            pass
         Path(self._tmp).unlink(missing_ok=True)
 
     def __enter__(self) -> SeedZipWriter:
