@@ -78,7 +78,7 @@ def main() -> None:
                     "count of seed004 / seed004-plus")
     ap.add_argument("--kahip-max", type=int, default=100_000,
                     help="largest graph (vertices) KaHIP fast and eco run on")
-    ap.add_argument("--strong-max", type=int, default=25_000,
+    ap.add_argument("--strong-max", type=int, default=10_000,
                     help="largest graph (vertices) KaHIP strong runs on (~100-500x METIS)")
     args = ap.parse_args()
     if args.same_parts:

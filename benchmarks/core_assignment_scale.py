@@ -184,15 +184,16 @@ def on_disk(args: argparse.Namespace, layers: int, width: int, fanin: int) -> No
                           ("evaluating", "evaluate")):
             if text.startswith(key):
                 stage[0] = name
-        con.log(text)
+        # RSS and elapsed time in the log, so that a run stopped early still says how far
+        # it went and what it held
+        con.log(f"{text} (RSS {current_rss_gib():.2f} GiB, {time.perf_counter() - t0:.0f} s)")
 
     th = threading.Thread(target=sample, daemon=True)
     th.start()
     t0 = time.perf_counter()
     n, m = layers * width, (layers - 1) * width * fanin
     with con.status(f"generating {n:,} vertices, {m:,} edges into {zpath}"):
-        write_layered_zip(zpath, layers, width, fanin, seed=args.seed,
-                          progress=lambda s: None)
+        write_layered_zip(zpath, layers, width, fanin, seed=args.seed, progress=note)
     t_gen = time.perf_counter() - t0
     zip_bytes = zpath.stat().st_size
     stage[0] = "coarsen"

@@ -44,7 +44,7 @@ def write_layered_zip(path: str | os.PathLike[str], layers: int, width: int, fan
         for v0, ptr, idx, w in layered_random_batches(layers, width, fanin, window,
                                                       max_weight, seed, batch):
             out.add_rows(ptr, idx, w)
-            if progress is not None and (v0 // batch) % 16 == 0:
+            if progress is not None and (v0 // batch) % 64 == 0:
                 progress(f"writing vertex {v0:,} of {n:,}")
     return Path(path)
 
