@@ -85,3 +85,39 @@ def test_too_small_an_array_fails_in_one_line(tmp_path):
     write_layered_zip(tmp_path / "g.zip", 3, 400, 8)
     with pytest.raises(InputError, match="exceeds"):
         seed004_zip(tmp_path / "g.zip", HW, 1, 2)
+
+
+def test_quotient_reads_at_most_a_batch_of_vertices(tmp_path):
+    """The groups' quotient is read in batches of vertices, not of groups (review: with
+    fewer groups than the batch, one read held the whole graph)."""
+    from chipsched.heuristics.core_assignment.streaming import contract_on_disk
+
+    g = layered_random(4, 500, 6, seed=1)
+    write_zip(tmp_path / "g.zip", g)
+    label = np.random.default_rng(1).integers(0, 9, g.n)
+    sizes = []
+    with SeedZipReader(tmp_path / "g.zip") as r:
+        orig = r.read_rows
+
+        def counting(vertices):
+            sizes.append(len(vertices))
+            return orig(vertices)
+
+        r.read_rows = counting
+        q = contract_on_disk(r, label, 9, batch=300)
+    assert max(sizes) <= 300 or max(sizes) == np.bincount(label).max()
+    ref = g.contract(label, 9)
+    assert np.array_equal(q.indptr, ref.indptr) and np.array_equal(q.weights, ref.weights)
+
+
+def test_a_directory_size_past_the_end_is_corrupt(tmp_path):
+    import struct
+
+    g = layered_random(2, 20, 3, seed=0)
+    write_zip(tmp_path / "g.zip", g)
+    raw = bytearray((tmp_path / "g.zip").read_bytes())
+    at = raw.find(b"PK\x01\x02")  # first central directory entry: edges/0
+    struct.pack_into("<I", raw, at + 20, 0xFFFFFFF0)  # its compressed size
+    (tmp_path / "bad.zip").write_bytes(bytes(raw))
+    with pytest.raises(InputError, match="edges/0"):
+        read_zip(tmp_path / "bad.zip")

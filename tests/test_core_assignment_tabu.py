@@ -132,3 +132,14 @@ def test_sparse_tabu_reports_the_true_traffic_and_never_worsens(seed, n, mesh):
     assert len(set(gc.tolist())) == G and gc.max() < rows * cols
     assert placement_traffic(q, gc, cols) == st_["tabu_cost"] <= placement_traffic(
         q, start, cols)
+
+
+def test_sparse_tabu_honours_its_time_limit():
+    rng = np.random.default_rng(0)
+    G, m = 1500, 60_000
+    q = NeuronGraph.from_edges(np.ones(G, np.int64), rng.integers(0, G, m),
+                               rng.integers(0, G, m), rng.integers(1, 9, m))
+    sparse_tabu(q, 40, 40, np.arange(G), 0, iterations=20)  # compile outside the clock
+    t0 = time.perf_counter()
+    _, st_ = sparse_tabu(q, 40, 40, np.arange(G), 0, iterations=10**9, time_limit=0.3)
+    assert time.perf_counter() - t0 < 2.0 and 0 < st_["tabu_iterations"] < 10**9

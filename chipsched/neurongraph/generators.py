@@ -194,6 +194,8 @@ def layered_random_batches(layers: int = 10, width: int = 1000, fanin: int = 16,
     O(batch·fanin) — for writing graphs larger than memory to disk
     (:func:`chipsched.instances.core_assignment.write_layered_zip`)."""
     window = _layered_window(layers, width, fanin, window, max_weight)
+    if int(batch) < 1:
+        raise InputError("layered_random_batches.batch", f"must be >= 1, got {batch}")
     sd = int(seed) & (2**63 - 1)
     for layer in range(int(layers)):
         for p0 in range(0, int(width), int(batch)):

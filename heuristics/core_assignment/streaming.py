@@ -88,21 +88,26 @@ def coarsen_stream_level(reader: Any, make_writer: Callable[[np.ndarray], Any], 
 def contracted_rows(reader: Any, label: np.ndarray, n_labels: int, batch: int = 65536
                     ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The quotient graph of the store by ``label`` as CSR row batches (labels in
-    order), reading each label's members' rows: the kernel is
-    :meth:`NeuronGraph.contract`'s, hence the same rows in the same edge order as the
-    in-memory quotient."""
+    order), reading each label's members' rows — at most ``batch`` vertices per read
+    (or one label's members, if more), so memory stays O(batch) whatever the label
+    sizes: the kernel is :meth:`NeuronGraph.contract`'s, hence the same rows in the same
+    edge order as the in-memory quotient."""
     members = np.argsort(label, kind="stable")  # vertices grouped by label
     mstart = np.zeros(n_labels + 1, np.int64)
     np.add.at(mstart, label + 1, 1)
     mstart = np.cumsum(mstart)
-    for c0 in range(0, n_labels, batch):
-        c1 = min(n_labels, c0 + batch)
+    c0 = 0
+    while c0 < n_labels:
+        # the labels whose members fit in one batch of vertices
+        c1 = int(np.searchsorted(mstart, mstart[c0] + batch, side="right")) - 1
+        c1 = min(n_labels, max(c1, c0 + 1))
         mem = members[mstart[c0]:mstart[c1]]
         ptr, idx, w = reader.read_rows(mem)
         # the rows come in member order: row i of the batch is mem[i]
         yield merge_rows(ptr, idx, w, np.arange(mem.shape[0]),
                          mstart[c0:c1 + 1] - mstart[c0], label, n_labels, c0,
                          np.empty(0, np.int64))
+        c0 = c1
 
 
 def contract_on_disk(reader: Any, label: np.ndarray, n_labels: int, batch: int = 65536

@@ -313,7 +313,7 @@ def _sparse_ts(ptr, idx, w, loc, where, rows, cols, n_real, start_it, n_iter, cu
 def sparse_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: int = 0,
                 iterations: int | None = None, time_limit: float | None = None,
                 radius: int = 2, tenure: tuple[int, int] = (7, 13),
-                chunk: int = 200_000) -> tuple[np.ndarray, dict[str, float]]:
+                chunk: int | None = None) -> tuple[np.ndarray, dict[str, float]]:
     """Tabu search for the placement on meshes of any size [ours, after Ro-TS]: the
     flows stay sparse (the quotient graph's CSR) and a swap's delta is computed in
     O(deg r + deg s) from Manhattan hops, so memory is O(G + edges) instead of Ro-TS's
@@ -333,6 +333,11 @@ def sparse_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: i
     cur = placement_traffic(q, loc, cols)
     start_cost = best = cur
     total = 200 * G if iterations is None else int(iterations)
+    if chunk is None:
+        # ~10⁷ operations per chunk (an iteration rates (2·radius+1)² swaps of two rows
+        # of the mean degree), so that the time limit is checked every ~10-50 ms
+        per_it = (2 * radius + 1) ** 2 * (2 * q.nnz // max(1, G) + 1)
+        chunk = int(min(200_000, max(1, 10_000_000 // per_it)))
     tabu_until = np.zeros(G, np.int64)
     journal = np.empty((max(1, chunk), 3), np.int64)
     ptr = q.indptr

@@ -574,6 +574,11 @@ class SeedZipReader:
             self._usize[v] = zi.file_size
             self._crc[v] = zi.CRC
             self._method[v] = zi.compress_type
+        size = self.path.stat().st_size
+        past = np.flatnonzero((self._off >= 0) & (self._off + 30 + self._csize > size))
+        if past.size:  # a directory that lies about a size must not size a read
+            raise _corrupt(self.path, f"member 'edges/{int(past[0])}': its size runs past "
+                           "the end of the file")
         self._zf.filelist = []
         self._zf.NameToInfo = {}
         self._fh = open(self.path, "rb")  # noqa: SIM115 - closed by close()
