@@ -88,7 +88,7 @@ def main() -> None:
               "force-directed (step 7)", "evaluate"]
     times: dict[str, float] = {}
     rss: dict[str, float] = {}
-    con = Console(stderr=True)
+    con = Console(stderr=True, width=160)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total} stages"), TimeElapsedColumn(),
                   console=con) as prog:
@@ -168,7 +168,7 @@ def on_disk(args: argparse.Namespace, layers: int, width: int, fanin: int) -> No
     wd = Path(args.workdir)
     wd.mkdir(parents=True, exist_ok=True)
     zpath = wd / f"layered-{layers}x{width}-f{fanin}.zip"
-    con = Console(stderr=True)
+    con = Console(stderr=True, width=160)
     stage = ["generate"]
     peak: dict[str, float] = {}
     stop = threading.Event()
