@@ -502,6 +502,89 @@ def _corrupt(path: Any, what: str) -> InputError:
                       "re-export the graph (chipsched.instances.core_assignment.write_zip)")
 
 
+@nb.njit(cache=True)
+def _le(buf, at, nbytes):  # pragma: no cover - numba
+    x = np.int64(0)
+    for i in range(nbytes - 1, -1, -1):
+        x = (x << 8) | np.int64(buf[at + i])
+    return x
+
+
+@nb.njit(cache=True)
+def _parse_central(buf, off, csize, usize, crc, method, named):  # pragma: no cover
+    """Entries of a chunk of a zip's central directory (APPNOTE 4.3.12, zip64 extra
+    4.5.3): ``edges/<v>`` into the arrays at index v, ``header``/``sizes`` into
+    ``named[0|1]`` = (offset, compressed, plain, CRC, method). Stops at an entry cut by
+    the chunk's end. Returns (bytes consumed, error code, vertex or entry of the error):
+    1 bad signature, 2 a bad ``edges/`` name, 3 a vertex out of range, 4 a repeated
+    vertex."""
+    pos = 0
+    end = buf.shape[0]
+    cap = off.shape[0]
+    while pos + 46 <= end:
+        if _le(buf, pos, 4) != 0x02014B50:
+            return pos, 1, -1
+        meth = _le(buf, pos + 10, 2)
+        crcv = _le(buf, pos + 16, 4)
+        c = _le(buf, pos + 20, 4)
+        u = _le(buf, pos + 24, 4)
+        nl = _le(buf, pos + 28, 2)
+        xl = _le(buf, pos + 30, 2)
+        cl = _le(buf, pos + 32, 2)
+        lo = _le(buf, pos + 42, 4)
+        total = 46 + nl + xl + cl
+        if pos + total > end:
+            break
+        if c == 0xFFFFFFFF or u == 0xFFFFFFFF or lo == 0xFFFFFFFF:
+            q = pos + 46 + nl
+            xe = q + xl
+            while q + 4 <= xe:
+                hid = _le(buf, q, 2)
+                hs = _le(buf, q + 2, 2)
+                if hid == 1:
+                    r = q + 4
+                    if u == 0xFFFFFFFF and r + 8 <= q + 4 + hs:
+                        u = _le(buf, r, 8)
+                        r += 8
+                    if c == 0xFFFFFFFF and r + 8 <= q + 4 + hs:
+                        c = _le(buf, r, 8)
+                        r += 8
+                    if lo == 0xFFFFFFFF and r + 8 <= q + 4 + hs:
+                        lo = _le(buf, r, 8)
+                q += 4 + hs
+        nm = pos + 46
+        slot = -1
+        if nl > 6 and buf[nm] == 101 and buf[nm + 1] == 100 and buf[nm + 2] == 103 and \
+                buf[nm + 3] == 101 and buf[nm + 4] == 115 and buf[nm + 5] == 47:  # edges/
+            v = np.int64(0)
+            for i in range(nm + 6, nm + nl):
+                d = np.int64(buf[i]) - 48
+                if d < 0 or d > 9 or nl > 6 + 18:
+                    return pos, 2, -1
+                v = 10 * v + d
+            if v >= cap:
+                return pos, 3, v
+            if off[v] >= 0:
+                return pos, 4, v
+            off[v] = lo
+            csize[v] = c
+            usize[v] = u
+            crc[v] = crcv
+            method[v] = meth
+        elif nl == 6 and buf[nm] == 104 and buf[nm + 1] == 101 and buf[nm + 2] == 97:  # hea
+            slot = 0
+        elif nl == 5 and buf[nm] == 115 and buf[nm + 1] == 105 and buf[nm + 2] == 122:  # siz
+            slot = 1
+        if slot >= 0:
+            named[slot, 0] = lo
+            named[slot, 1] = c
+            named[slot, 2] = u
+            named[slot, 3] = crcv
+            named[slot, 4] = meth
+        pos += total
+    return pos, 0, -1
+
+
 class SeedZipReader:
     """Streaming reader of the seed-004 zip: O(n) memory (sizes and where each member
     lies, 33 bytes per vertex), edges read one vertex or one batch at a time.
@@ -516,72 +599,104 @@ class SeedZipReader:
         self.path = Path(path)
         if not self.path.is_file():
             raise InputError(str(self.path), "file not found", "check the path")
+        self._fh = None
         try:
-            self._zf = zipfile.ZipFile(self.path)
-            head = self._read("header")
+            self._fh = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+            self._directory()
+            head = self._named(0, "header")
             vals, _, ok = decode_varints(np.frombuffer(head, np.uint8), -1)
             if not ok or vals.shape[0] != 3 or vals[0] != FORMAT_VERSION:
                 raise _corrupt(self.path, "bad header member")
             self.n, self.m = int(vals[1]), int(vals[2])
-            sz, _, ok = decode_varints(np.frombuffer(self._read("sizes"), np.uint8), -1)
+            sz, _, ok = decode_varints(np.frombuffer(self._named(1, "sizes"), np.uint8), -1)
             if not ok or sz.shape[0] != self.n:
                 raise _corrupt(self.path, f"sizes member holds {sz.shape[0]} values, "
                                f"header says n = {self.n}")
             self.sizes = sz
-            self._index_members()
+            extra = np.flatnonzero(self._off[self.n:] >= 0)
+            if extra.size:
+                raise _corrupt(self.path, f"member 'edges/{self.n + int(extra[0])}' beyond "
+                               f"n = {self.n}")
+            for k in ("_off", "_csize", "_usize", "_crc", "_method"):
+                setattr(self, k, getattr(self, k)[:self.n].copy())
         except InputError:
             self.close()
             raise
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError,
-                NotImplementedError, ValueError) as exc:
+        except (zlib.error, EOFError, OSError, ValueError, struct.error) as exc:
             self.close()
             raise _corrupt(self.path, f"{type(exc).__name__}: "
                            f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
 
-    def _read(self, member: str) -> bytes:
-        try:
-            return self._zf.read(member)
-        except KeyError:
-            raise _corrupt(self.path, f"member {member!r} missing") from None
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
-            raise _corrupt(self.path, f"member {member!r}: {type(exc).__name__}") from None
-
-    def _index_members(self) -> None:
-        """Where every ``edges/<v>`` member lies (local header offset, compressed and
-        plain size, CRC, method) as numpy arrays — 25 bytes per vertex — after which
-        Python's zip directory (≈ 0.4 KB per member) is dropped: members are then read
-        straight from the file, consecutive ones in one read."""
-        n = self.n
-        self._off = np.full(n, -1, np.int64)
-        self._csize = np.zeros(n, np.int64)
-        self._usize = np.zeros(n, np.int64)
-        self._crc = np.zeros(n, np.uint32)
-        self._method = np.zeros(n, np.uint8)
-        for zi in self._zf.infolist():
-            name = zi.filename
-            if not name.startswith("edges/"):
-                continue
-            try:
-                v = int(name[6:])
-            except ValueError:
-                raise _corrupt(self.path, f"unexpected member {name!r}") from None
-            if not 0 <= v < n or self._off[v] >= 0 or zi.compress_type not in (
-                    zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                raise _corrupt(self.path, f"member {name!r}: out of range, repeated or "
-                               "not deflated")
-            self._off[v] = zi.header_offset
-            self._csize[v] = zi.compress_size
-            self._usize[v] = zi.file_size
-            self._crc[v] = zi.CRC
-            self._method[v] = zi.compress_type
+    def _directory(self) -> None:
+        """Index the zip's central directory without Python's ``zipfile`` (whose
+        ``ZipInfo`` per member costs ~0.5 KB): the end record (and the zip64 end record
+        it points to), then the directory in 16 MiB chunks parsed by a numba kernel into
+        numpy arrays — 33 bytes per member. Named members ``header``/``sizes`` go to
+        ``self._named_at``."""
+        fh = self._fh
         size = self.path.stat().st_size
+        tail_len = min(size, 22 + 65535)
+        fh.seek(size - tail_len)
+        tail = fh.read(tail_len)
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or at + 22 > len(tail):
+            raise _corrupt(self.path, "not a zip archive (no end of central directory)")
+        entries, cd_size, cd_off = struct.unpack_from("<HII", tail, at + 10)
+        if entries == 0xFFFF or cd_size == 0xFFFFFFFF or cd_off == 0xFFFFFFFF:
+            loc = at - 20
+            if loc < 0 or tail[loc:loc + 4] != b"PK\x06\x07":
+                raise _corrupt(self.path, "zip64 end of central directory locator missing")
+            (z64,) = struct.unpack_from("<Q", tail, loc + 8)
+            fh.seek(z64)
+            rec = fh.read(56)
+            if len(rec) < 56 or rec[:4] != b"PK\x06\x06":
+                raise _corrupt(self.path, "bad zip64 end of central directory record")
+            entries, cd_size, cd_off = struct.unpack_from("<QQQ", rec, 32)
+        if cd_off + cd_size > size:
+            raise _corrupt(self.path, "central directory runs past the end of the file")
+        cap = max(1, int(entries))
+        self._off = np.full(cap, -1, np.int64)
+        self._csize = np.zeros(cap, np.int64)
+        self._usize = np.zeros(cap, np.int64)
+        self._crc = np.zeros(cap, np.uint32)
+        self._method = np.zeros(cap, np.uint8)
+        named = np.full((2, 5), -1, np.int64)
+        fh.seek(cd_off)
+        left = int(cd_size)
+        carry = b""
+        while left > 0 or carry:
+            chunk = fh.read(min(left, 16 << 20)) if left > 0 else b""
+            left -= len(chunk)
+            if left > 0 and not chunk:
+                raise _corrupt(self.path, "central directory truncated")
+            buf = np.frombuffer(carry + chunk, np.uint8)
+            used, code, v = _parse_central(buf, self._off, self._csize, self._usize,
+                                           self._crc, self._method, named)
+            if code:
+                what = {1: "bad central directory entry", 2: "bad member name 'edges/…'",
+                        3: f"member 'edges/{v}' out of range",
+                        4: f"member 'edges/{v}' repeated"}[int(code)]
+                raise _corrupt(self.path, what)
+            carry = bytes(buf[used:])
+            if not chunk and carry:
+                raise _corrupt(self.path, "central directory truncated")
+        bad = np.flatnonzero((self._off >= 0) & ~np.isin(self._method, (0, 8)))
+        if bad.size:
+            raise _corrupt(self.path, f"member 'edges/{int(bad[0])}' is neither stored nor "
+                           "deflated")
         past = np.flatnonzero((self._off >= 0) & (self._off + 30 + self._csize > size))
         if past.size:  # a directory that lies about a size must not size a read
             raise _corrupt(self.path, f"member 'edges/{int(past[0])}': its size runs past "
                            "the end of the file")
-        self._zf.filelist = []
-        self._zf.NameToInfo = {}
-        self._fh = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+        self._named_at = named
+
+    def _named(self, slot: int, name: str) -> bytes:
+        off, cs, us, crc, meth = (int(x) for x in self._named_at[slot])
+        if off < 0:
+            raise _corrupt(self.path, f"member {name!r} missing")
+        self._fh.seek(off)
+        buf = self._fh.read(30 + 65535 * 2 + cs)
+        return self._unpack(buf, 0, cs, us, crc, meth, name)
 
     def _members(self, verts: np.ndarray) -> list[bytes]:
         """The uncompressed ``edges/<v>`` members of ``verts`` (in that order), CRC
@@ -615,25 +730,33 @@ class SeedZipReader:
         return out
 
     def _member(self, buf: bytes, at: int, v: int) -> bytes:
-        if buf[at:at + 4] != b"PK\x03\x04" or at + 30 > len(buf):
-            raise _corrupt(self.path, f"member 'edges/{v}': bad local header")
+        return self._unpack(buf, at, int(self._csize[v]), int(self._usize[v]),
+                            int(self._crc[v]), int(self._method[v]), f"edges/{v}",
+                            int(self._off[v]))
+
+    def _unpack(self, buf: bytes, at: int, csize: int, usize: int, crc: int, method: int,
+                name: str, file_off: int | None = None) -> bytes:
+        """The plain bytes of the member whose local header starts at ``buf[at]``
+        (re-read from ``file_off`` when ``buf`` ends before its data does)."""
+        if at + 30 > len(buf) or buf[at:at + 4] != b"PK\x03\x04":
+            raise _corrupt(self.path, f"member {name!r}: bad local header")
         nlen, xlen = struct.unpack_from("<HH", buf, at + 26)
         start = at + 30 + nlen + xlen
-        csize = int(self._csize[v])
-        if start + csize > len(buf):  # a long extra field: read the member on its own
-            self._fh.seek(int(self._off[v]))
+        if start + csize > len(buf):
+            if file_off is None:
+                raise _corrupt(self.path, f"member {name!r}: truncated")
+            self._fh.seek(file_off)
             buf = self._fh.read(30 + nlen + xlen + csize)
             start = 30 + nlen + xlen
             if len(buf) < start + csize:
-                raise _corrupt(self.path, f"member 'edges/{v}': truncated")
+                raise _corrupt(self.path, f"member {name!r}: truncated")
         data = buf[start:start + csize]
         try:
-            raw = zlib.decompress(data, -15) if self._method[v] == zipfile.ZIP_DEFLATED \
-                else data
+            raw = zlib.decompress(data, -15) if method == zipfile.ZIP_DEFLATED else data
         except zlib.error as exc:
-            raise _corrupt(self.path, f"member 'edges/{v}': {exc}") from None
-        if len(raw) != self._usize[v] or zlib.crc32(raw) != int(self._crc[v]):
-            raise _corrupt(self.path, f"member 'edges/{v}': bad CRC or size")
+            raise _corrupt(self.path, f"member {name!r}: {exc}") from None
+        if len(raw) != usize or zlib.crc32(raw) != crc:
+            raise _corrupt(self.path, f"member {name!r}: bad CRC or size")
         return raw
 
     def close(self) -> None:
@@ -641,10 +764,6 @@ class SeedZipReader:
         if fh is not None:
             fh.close()
             self._fh = None
-        zf = getattr(self, "_zf", None)
-        if zf is not None:
-            zf.close()
-            self._zf = None
 
     def __enter__(self) -> SeedZipReader:
         return self
