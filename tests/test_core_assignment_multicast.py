@@ -18,6 +18,7 @@ from chipsched.instances.core_assignment import load_instance, write_json
 from chipsched.neurongraph import NeuronGraph, multicast_quotient, spike_weighted
 from chipsched.problems.core_assignment import Instance, evaluate, make_instance
 from chipsched.result import Status
+from tests.test_core_assignment_exact import tiny_instances
 
 D = "core_assignment"
 HW = get_chip("neuro-8x8")
@@ -80,26 +81,12 @@ def test_placement_on_the_packet_graph_is_the_multicast_traffic(seed, n, groups)
 
 @st.composite
 def tiny_multicast(draw, forced: bool = False):
-    rows, cols = draw(st.sampled_from([(1, 2), (1, 3), (2, 2), (2, 3)]))
-    N = rows * cols
-    n = draw(st.integers(2, min(5, N) if forced else 5))
-    while N ** n > 8000:
-        n -= 1
-    seed = draw(st.integers(0, 2**20))
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, 4, n)
-    if forced:
-        cap = int(sizes.max())
-        sizes = np.full(n, cap)
-    else:
-        cap = max(int(sizes.max()), int(np.ceil(sizes.sum() / N)) + int(rng.integers(0, 3)))
-    m = int(rng.integers(1, 2 * n + 1))
-    g = NeuronGraph.from_edges(sizes, rng.integers(0, n, m), rng.integers(0, n, m),
-                               rng.integers(1, 9, m), name=f"m{seed}")
-    spikes = rng.integers(0, 5, n)
-    inst = Instance(f"m{seed}", spike_weighted(g, spikes), HW, rows, cols, cap,
-                    objective="multicast", spikes=spikes)
-    return inst
+    """The exact tests' tiny instances, with random spike counts (0–4, silent neurons
+    included) and the multicast objective."""
+    base = draw(tiny_instances("multicast", forced))
+    spikes = np.random.default_rng(draw(st.integers(0, 2**20))).integers(0, 5, base.n)
+    return Instance(base.name, spike_weighted(base.graph, spikes), HW, base.rows, base.cols,
+                    base.capacity, objective="multicast", spikes=spikes)
 
 
 @settings(max_examples=12, deadline=None)

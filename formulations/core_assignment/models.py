@@ -260,17 +260,34 @@ def cpsat_joint(inp: ModelInput, options: SolveOptions, hint: np.ndarray | None 
     """Model (c) in CP-SAT (several items per core, traffic objective)."""
     m = cp_model.CpModel()
     n, R, C, N = inp.n, inp.rows, inp.cols, inp.cores
-    x = [[m.new_bool_var(f"x{v}_{c}") for c in range(N)] for v in range(n)]
+    x = _cpsat_assignment(m, inp)
     X = [m.new_int_var(0, C - 1, f"X{v}") for v in range(n)]
     Y = [m.new_int_var(0, R - 1, f"Y{v}") for v in range(n)]
     for v in range(n):
-        m.add_exactly_one(x[v])
         m.add(X[v] == sum((c % C) * x[v][c] for c in range(N)))
         m.add(Y[v] == sum((c // C) * x[v][c] for c in range(N)))
-    for c in range(N):
-        m.add(sum(int(inp.sizes[v]) * x[v][c] for v in range(n)) <= inp.capacity)
     dist = _manhattan(m, inp, X, Y, R, C)
     obj = [int(w) * dist[int(a), int(b)] for a, b, w in zip(inp.u, inp.v, inp.w, strict=True)]
+    return _cpsat_solve_mesh(m, inp, x, obj, options, hint)
+
+
+def _cpsat_assignment(m: Any, inp: ModelInput) -> list[list[Any]]:
+    """x[v][c]: item v on core c, one core per item, core loads within the capacity."""
+    n, N = inp.n, inp.cores
+    x = [[m.new_bool_var(f"x{v}_{c}") for c in range(N)] for v in range(n)]
+    for v in range(n):
+        m.add_exactly_one(x[v])
+    for c in range(N):
+        m.add(sum(int(inp.sizes[v]) * x[v][c] for v in range(n)) <= inp.capacity)
+    return x
+
+
+def _cpsat_solve_mesh(m: Any, inp: ModelInput, x: list[list[Any]], obj: list[Any],
+                      options: SolveOptions, hint: np.ndarray | None
+                      ) -> tuple[ExactOutcome, np.ndarray | None]:
+    """Models (c) and (d): the pivot on a symmetry representative, minimize ``obj``,
+    the warm start mapped by the mesh symmetry, the core of every item."""
+    n, R, C, N = inp.n, inp.rows, inp.cols, inp.cores
     rep = symmetry_representatives(R, C)
     piv = _pivot(inp)
     for c in np.flatnonzero(~rep):
@@ -293,14 +310,10 @@ def cpsat_multicast(inp: ModelInput, options: SolveOptions, hint: np.ndarray | N
                     ) -> tuple[ExactOutcome, np.ndarray | None]:
     """Model (d) in CP-SAT (several items per core, multicast objective)."""
     m = cp_model.CpModel()
-    n, R, C, N = inp.n, inp.rows, inp.cols, inp.cores
+    R, C, N = inp.rows, inp.cols, inp.cores
     d = _mesh_distances(inp)
     big = R + C - 2
-    x = [[m.new_bool_var(f"x{v}_{c}") for c in range(N)] for v in range(n)]
-    for v in range(n):
-        m.add_exactly_one(x[v])
-    for c in range(N):
-        m.add(sum(int(inp.sizes[v]) * x[v][c] for v in range(n)) <= inp.capacity)
+    x = _cpsat_assignment(m, inp)
     src, ptr, tgt, spk = inp.nets
     y: dict[tuple[int, int], Any] = {}
     obj = []
@@ -313,22 +326,7 @@ def cpsat_multicast(inp: ModelInput, options: SolveOptions, hint: np.ndarray | N
             h = m.new_int_var(0, big, f"h{a}_{c}")
             m.add(h >= sum(int(d[k, c]) * x[a][k] for k in range(N)) - big * (1 - yi))
             obj.append(int(spk[i]) * h)
-    rep = symmetry_representatives(R, C)
-    piv = _pivot(inp)
-    for c in np.flatnonzero(~rep):
-        m.add(x[piv][int(c)] == 0)
-    m.minimize(sum(obj))
-    hints = {}
-    if hint is not None:
-        hint = _symmetric_image(hint, piv, R, C)
-        for v in range(n):
-            for c in range(N):
-                hints[x[v][c]] = int(hint[v] == c)
-    out, solver = solve_cpsat(m, options, hints)
-    if not out.has_solution:
-        return out, None
-    return out, np.array([next(c for c in range(N) if solver.value(x[v][c]))
-                          for v in range(n)], np.int64)
+    return _cpsat_solve_mesh(m, inp, x, obj, options, hint)
 
 
 def _symmetric_image(core: np.ndarray, pivot: int, rows: int, cols: int) -> np.ndarray:
