@@ -60,15 +60,21 @@ def _best_target(v, ptr, idx, w, sizes, part, load, cap, acc, mark, touched):  #
 
 
 @nb.njit(cache=True)
+def _swap(hk, hv, pos, a, b):  # pragma: no cover - numba
+    """Exchange heap slots a and b, keeping ``pos`` (vertex → slot) in step."""
+    hk[a], hk[b] = hk[b], hk[a]
+    hv[a], hv[b] = hv[b], hv[a]
+    pos[hv[a]] = a
+    pos[hv[b]] = b
+
+
+@nb.njit(cache=True)
 def _sift_up(hk, hv, pos, i):  # pragma: no cover - numba
     while i > 0:
         p = (i - 1) >> 1
         if hk[p] >= hk[i]:
             break
-        hk[p], hk[i] = hk[i], hk[p]
-        hv[p], hv[i] = hv[i], hv[p]
-        pos[hv[p]] = p
-        pos[hv[i]] = i
+        _swap(hk, hv, pos, p, i)
         i = p
 
 
@@ -83,10 +89,7 @@ def _sift_down(hk, hv, pos, i, size):  # pragma: no cover - numba
             c = a + 1
         if hk[i] >= hk[c]:
             break
-        hk[c], hk[i] = hk[i], hk[c]
-        hv[c], hv[i] = hv[i], hv[c]
-        pos[hv[c]] = c
-        pos[hv[i]] = i
+        _swap(hk, hv, pos, c, i)
         i = c
 
 
