@@ -13,7 +13,7 @@ included).
 
 ``--on-disk`` runs the out-of-core path instead (issue 11): the graph is generated
 straight into seed 004's zip storage (never whole in memory), then seed 004 maps it
-with every level on disk (``instances/core_assignment/ondisk.py``: streaming coarsening,
+with every level on disk (``streaming.seed004_zip``: streaming coarsening,
 refinement read from the level files, the groups' quotient and the evaluator's flows
 read from the zip). A sampler thread records the peak RSS of every stage; the table
 gives time, peak RSS and bytes on disk per stage.
@@ -162,8 +162,9 @@ def on_disk(args: argparse.Namespace, layers: int, width: int, fanin: int) -> No
 
     from rich.console import Console
 
+    from chipsched.heuristics.core_assignment.streaming import seed004_zip
     from chipsched.instances.chips import get_chip
-    from chipsched.instances.core_assignment.ondisk import seed004_zip, write_layered_zip
+    from chipsched.instances.core_assignment.ondisk import ZIP_STORE, write_layered_zip
 
     wd = Path(args.workdir)
     wd.mkdir(parents=True, exist_ok=True)
@@ -198,7 +199,8 @@ def on_disk(args: argparse.Namespace, layers: int, width: int, fanin: int) -> No
     zip_bytes = zpath.stat().st_size
     stage[0] = "coarsen"
     hw = get_chip("neuro-8x8")
-    res = seed004_zip(zpath, hw, seed=args.seed, workdir=wd / "levels", progress=note)
+    res = seed004_zip(zpath, hw, *ZIP_STORE, seed=args.seed, workdir=wd / "levels",
+                      progress=note)
     stop.set()
     th.join()
     st = res.stats

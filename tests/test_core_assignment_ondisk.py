@@ -11,10 +11,10 @@ import pytest
 
 from chipsched.api import solve
 from chipsched.errors import InputError
-from chipsched.heuristics.core_assignment.streaming import flows_on_disk
+from chipsched.heuristics.core_assignment.streaming import flows_on_disk, seed004_zip
 from chipsched.instances.chips import get_chip
 from chipsched.instances.core_assignment import SeedZipReader, read_zip, write_zip
-from chipsched.instances.core_assignment.ondisk import seed004_zip, write_layered_zip
+from chipsched.instances.core_assignment.ondisk import ZIP_STORE, write_layered_zip
 from chipsched.neurongraph import (
     directed_flows,
     layered_random,
@@ -59,7 +59,7 @@ def test_seed004_on_disk_is_seed004_in_memory(tmp_path, seed):
     write_zip(tmp_path / "g.zip", g)
     inst = make_instance(g, HW, sized_to_fit=True)
     ref = solve("core_assignment", inst, "seed004", seed=seed)
-    got = seed004_zip(tmp_path / "g.zip", HW, inst.rows, inst.cols, seed=seed,
+    got = seed004_zip(tmp_path / "g.zip", HW, *ZIP_STORE, inst.rows, inst.cols, seed=seed,
                       workdir=tmp_path / "levels")
     assert np.array_equal(got.core, ref.solution.core)
     assert got.objective == ref.objective
@@ -84,7 +84,7 @@ def test_flows_on_disk_match_the_in_memory_flows(tmp_path):
 def test_too_small_an_array_fails_in_one_line(tmp_path):
     write_layered_zip(tmp_path / "g.zip", 3, 400, 8)
     with pytest.raises(InputError, match="exceeds"):
-        seed004_zip(tmp_path / "g.zip", HW, 1, 2)
+        seed004_zip(tmp_path / "g.zip", HW, *ZIP_STORE, 1, 2)
 
 
 def test_quotient_reads_at_most_a_batch_of_vertices(tmp_path):

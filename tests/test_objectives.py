@@ -34,7 +34,8 @@ def test_every_decision_names_its_objective_with_a_unit():
                                                         ("latency", "s"),
                                                         ("sync_latency", "s")]
     assert [(o.name, o.unit) for o in CORE.named] == [("traffic", "w·hop"), ("cut", "w"),
-                                                      ("energy", "J")]
+                                                      ("energy", "J"),
+                                                      ("multicast", "packet·hop")]
     assert objectives_for("s").parse("makespan").unit == "s"
     for decision, spec, name, unit in (
             ("region_split", "resnet50", "period", "s"),

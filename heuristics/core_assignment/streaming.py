@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,7 +30,10 @@ from typing import Any
 import numba as nb
 import numpy as np
 
+from chipsched.errors import InputError
+from chipsched.hardware import Hardware
 from chipsched.neurongraph import NeuronGraph, merge_rows
+from chipsched.problems.core_assignment import Instance, chip_capacity, evaluate_flows, fit_mesh
 
 from .multilevel import (
     _EPS,
@@ -269,8 +273,6 @@ def seed004_on_disk(path: str | os.PathLike[str], workdir: str | os.PathLike[str
     on the graph in memory (tested). Level files are deleted at the end unless
     ``keep_levels``. A graph that needs more groups than ``rows × cols`` cores raises
     :class:`chipsched.errors.InputError`."""
-    from chipsched.errors import InputError
-
     ss = np.random.SeedSequence(seed).generate_state(2)
     ps = np.random.SeedSequence(int(ss[0])).generate_state(3)
     stats: dict[str, Any] = {"stage_s": {}}
@@ -330,3 +332,75 @@ def seed004_on_disk(path: str | os.PathLike[str], workdir: str | os.PathLike[str
                   "initial_cut": int(cut), "refine_moves": moves, **fs,
                   "level_vertices": [int(c.max()) + 1 for c in cmaps]})
     return DiskMapping(group, gc, int(cut + delta), q, stats)
+
+
+@dataclass(frozen=True, eq=False)
+class DiskResult:
+    """Seed 004 on a graph file: the vertex → core map (``core``), the instance's
+    objective and the evaluator's metrics, the mapping's groups and statistics."""
+
+    core: np.ndarray
+    objective: float
+    metrics: dict
+    mapping: DiskMapping
+    instance: Instance
+
+    @property
+    def stats(self) -> dict:
+        return self.mapping.stats
+
+
+def seed004_zip(path: str | os.PathLike[str], hardware: Hardware,
+                open_reader: Callable[[Path], Any],
+                open_writer: Callable[[Path, np.ndarray], Any], rows: int | None = None,
+                cols: int | None = None, objective: str = "traffic", seed: int = 0,
+                workdir: str | os.PathLike[str] | None = None, keep_levels: bool = False,
+                progress: Callable[[str], None] | None = None, **params: Any) -> DiskResult:
+    """Map the graph in the store ``path`` (``open_reader``/``open_writer``: e.g.
+    ``chipsched.instances.core_assignment.ondisk.ZIP_STORE``) with seed 004 without
+    loading it:
+    the core capacity from ``hardware`` (a neuromorphic chip), the mesh ``rows × cols``
+    (default: sized to fit, as the named instances), coarsening levels written to
+    ``workdir`` (default: a temporary folder next to ``path``), then the evaluator's
+    metrics from flows streamed off the file. ``params``: seed 004's settings
+    (``tries``, ``merge_fraction``, ``min_reduction``, ``starts``, ``passes``,
+    ``top_fraction``, ``max_iter``)."""
+    path = Path(path)
+    cap = chip_capacity(hardware)
+    with open_reader(path) as r:
+        sizes = r.sizes
+        n = r.n
+    total = int(sizes.sum())
+    if rows is None or cols is None:
+        rows, cols = fit_mesh(total, cap)
+    if total > rows * cols * cap:
+        raise InputError("cores", f"total size {total:,} exceeds {rows}×{cols}×{cap}",
+                         "use a larger array")
+    own_tmp = workdir is None
+    wd = Path(tempfile.mkdtemp(prefix=".levels-", dir=path.parent)) if own_tmp \
+        else Path(workdir)
+    try:
+        mapping = seed004_on_disk(path, wd, cap, rows, cols, open_reader, open_writer,
+                                  seed, keep_levels=keep_levels, progress=progress,
+                                  **params)
+    finally:
+        if own_tmp and not keep_levels:
+            for p in wd.glob("*"):
+                p.unlink(missing_ok=True)
+            wd.rmdir()
+    t = time.perf_counter()
+    core = mapping.group_core[mapping.group]
+    n_cores = rows * cols
+    if progress is not None:
+        progress("evaluating from the file")
+    with open_reader(path) as r:
+        flows = flows_on_disk(r, core, n_cores)
+        packets = flows_on_disk(r, core, n_cores, multicast=True)
+    loads = np.bincount(core, weights=sizes, minlength=n_cores).astype(np.int64)
+    # the group-level instance carries the mesh, the chip and the objective; the flows
+    # above are the vertex-level ones (the quotient graph has no edge directions)
+    inst = Instance(path.stem, mapping.quotient, hardware, rows, cols, cap,
+                    objective=objective, meta={"source": str(path), "vertices": n})
+    value, metrics = evaluate_flows(inst, loads, flows, packets)
+    mapping.stats["stage_s"]["evaluate"] = round(time.perf_counter() - t, 3)
+    return DiskResult(core, value, metrics, mapping, inst)
