@@ -1,21 +1,25 @@
-"""Seed 004 step 2 on disk: coarsening a graph that is not held in memory.
+"""Seed 004 on disk: the whole pipeline for a graph that is not held in memory.
 
 The document keeps every graph in files (§ 64: "a network with hundreds of millions of
 connections … is saved to the file system"). One coarsening level needs, per vertex,
 only its heaviest edge (§ 67), which one sequential pass over the edge files gives in
 O(n) memory; the 4–8 marking tries then run in memory on those O(n) arrays, and the
-coarse graph is written vertex by vertex from the members' edge lists. Memory is O(n)
-(plus one batch of edges), never O(edges).
+coarse graph is written vertex by vertex from the members' edge lists
+(:func:`coarsen_on_disk`). The refinement reads each level's rows in its random order
+(:func:`refine_on_disk`), the groups' quotient and the evaluator's flows are read from
+the original file (:func:`contract_on_disk`, :func:`flows_on_disk`);
+:func:`seed004_on_disk` chains the steps and :func:`seed004_zip` adds the evaluation.
+Memory is O(n) (plus one batch of rows), never O(edges).
 
 This module works on any *graph store* with the protocol of
 :class:`chipsched.instances.core_assignment.SeedZipReader` (``n``, ``sizes``,
-``batches(size)``, ``read_rows(vertices)``) and a writer factory with the protocol of
-:class:`~chipsched.instances.core_assignment.SeedZipWriter` (``add_rows``, context
-manager) — the face wires them (heuristics do not import instances). For the same
-generator state the result is identical to :func:`.multilevel.coarsen_level` in memory
-(a test checks it).
+``batches(size)``, ``read_rows(vertices)``, ``load()``) and a writer factory with the
+protocol of :class:`~chipsched.instances.core_assignment.SeedZipWriter` (``add_rows``,
+context manager) — the caller hands them over
+(``chipsched.instances.core_assignment.ondisk.ZIP_STORE``; heuristics do not import
+instances). For the same seed the results are identical to the in-memory steps
+(tests).
 """
-
 from __future__ import annotations
 
 import math
