@@ -9,8 +9,8 @@ heuristics do not import instances, so the caller hands the store over:
     res = seed004_zip("big.zip", chipsched.get_chip("neuro-8x8"), *ZIP_STORE)
 
 The document's storage and scale claim (seed 004 § 24–25, 64: "hundreds of millions of
-connections … saved to the file system"); memory is O(vertices), never O(edges):
-``benchmarks/core_assignment_scale.py --on-disk`` measures it.
+connections … saved to the file system"); memory is O(vertices) plus one batch of rows
+and the coarsest level: ``benchmarks/core_assignment_scale.py --on-disk`` measures it.
 """
 
 from __future__ import annotations
