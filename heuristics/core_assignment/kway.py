@@ -131,6 +131,15 @@ def _heap_remove(hk, hv, pos, size, v):  # pragma: no cover - numba
 
 
 @nb.njit(cache=True)
+def _scratch(n, nparts):  # pragma: no cover - numba
+    """Per-part tallies for :func:`_best_target` (acc, mark, touched) and an empty
+    addressable heap over n vertices (keys, vertices, slot of each vertex)."""
+    return (np.zeros(nparts, np.int64), np.full(nparts, -1, np.int64),
+            np.empty(nparts, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+            np.full(n, -1, np.int64))
+
+
+@nb.njit(cache=True)
 def _kway_fm_pass(ptr, idx, w, sizes, part, load, cap, nparts, stall):  # pragma: no cover
     """One k-way FM pass in place on ``part``/``load``: every boundary vertex is queued
     by the gain of its best target with room; the top vertex is moved (negative gains
@@ -138,12 +147,7 @@ def _kway_fm_pass(ptr, idx, w, sizes, part, load, cap, nparts, stall):  # pragma
     empty or after ``stall`` moves without a new best cut, and the moves after the best
     prefix are undone. Returns the cut decrease (≥ 0) and the moves kept."""
     n = ptr.shape[0] - 1
-    acc = np.zeros(nparts, np.int64)
-    mark = np.full(nparts, -1, np.int64)
-    touched = np.empty(nparts, np.int64)
-    hk = np.empty(n, np.int64)
-    hv = np.empty(n, np.int64)
-    pos = np.full(n, -1, np.int64)
+    acc, mark, touched, hk, hv, pos = _scratch(n, nparts)
     tgt = np.full(n, -1, np.int64)
     size = 0
     for v in range(n):
@@ -220,12 +224,7 @@ def _balance(ptr, idx, w, sizes, part, load, cap, nparts):  # pragma: no cover -
     one has room, else the lightest part that fits). Returns (cut change, moves,
     still-overloaded parts)."""
     n = ptr.shape[0] - 1
-    acc = np.zeros(nparts, np.int64)
-    mark = np.full(nparts, -1, np.int64)
-    touched = np.empty(nparts, np.int64)
-    hk = np.empty(n, np.int64)
-    hv = np.empty(n, np.int64)
-    pos = np.full(n, -1, np.int64)
+    acc, mark, touched, hk, hv, pos = _scratch(n, nparts)
     size = 0
     for v in range(n):
         # a vertex of size 0 frees nothing: moving it would only add cut

@@ -218,26 +218,28 @@ def place_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: in
 
 
 @nb.njit(cache=True)
-def _swap_delta(ptr, idx, w, loc, cols, r, s):  # pragma: no cover - numba
-    """Change of Σ w·hops (each undirected edge once) when groups r and s swap cores;
-    O(deg r + deg s) on the sparse flows (the r–s edge keeps its length)."""
-    pr, ps = loc[r], loc[s]
+def _move_delta(ptr, idx, w, loc, cols, r, dst, skip):  # pragma: no cover - numba
+    """Change of Σ w·hops over r's edges (each undirected edge once) when r moves to
+    core ``dst``, the edge to ``skip`` left out (a swap partner: that edge keeps its
+    length); O(deg r) on the sparse flows."""
+    pr = loc[r]
     yr, xr = pr // cols, pr % cols
-    ys, xs = ps // cols, ps % cols
+    yd, xd = dst // cols, dst % cols
     d = 0
     for j in range(ptr[r], ptr[r + 1]):
         k = idx[j]
-        if k == s:
+        if k == skip:
             continue
         yk, xk = loc[k] // cols, loc[k] % cols
-        d += w[j] * (abs(ys - yk) + abs(xs - xk) - abs(yr - yk) - abs(xr - xk))
-    for j in range(ptr[s], ptr[s + 1]):
-        k = idx[j]
-        if k == r:
-            continue
-        yk, xk = loc[k] // cols, loc[k] % cols
-        d += w[j] * (abs(yr - yk) + abs(xr - xk) - abs(ys - yk) - abs(xs - xk))
+        d += w[j] * (abs(yd - yk) + abs(xd - xk) - abs(yr - yk) - abs(xr - xk))
     return d
+
+
+@nb.njit(cache=True)
+def _swap_delta(ptr, idx, w, loc, cols, r, s):  # pragma: no cover - numba
+    """Change of Σ w·hops when groups r and s swap cores: O(deg r + deg s)."""
+    return (_move_delta(ptr, idx, w, loc, cols, r, loc[s], s) +
+            _move_delta(ptr, idx, w, loc, cols, s, loc[r], r))
 
 
 @nb.njit(cache=True)
@@ -271,14 +273,8 @@ def _sparse_ts(ptr, idx, w, loc, where, rows, cols, n_real, start_it, n_iter, cu
                 s = where[c]
                 if s == r:
                     continue
-                if s < 0:  # a free core: a move, the same delta with no partner
-                    d = 0
-                    pr = loc[r]
-                    yr, xr = pr // cols, pr % cols
-                    for j in range(ptr[r], ptr[r + 1]):
-                        k = idx[j]
-                        yk, xk = loc[k] // cols, loc[k] % cols
-                        d += w[j] * (abs(y - yk) + abs(x - xk) - abs(yr - yk) - abs(xr - xk))
+                if s < 0:  # a free core: a move, no partner
+                    d = _move_delta(ptr, idx, w, loc, cols, r, c, -1)
                     tabu = it < tabu_until[r]
                 else:
                     d = _swap_delta(ptr, idx, w, loc, cols, r, s)
