@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from chipsched.method import MethodOutput, method, param
+from chipsched.neurongraph import NeuronGraph
 from chipsched.problems.core_assignment import Instance, Solution
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
@@ -99,11 +100,14 @@ class _Stages:
 
 
 def map_groups(instance: Instance, group: np.ndarray, group_core: np.ndarray, cut: int | None,
-               stats: dict[str, Any], status: Status = Status.FEASIBLE) -> MethodOutput:
+               stats: dict[str, Any], status: Status = Status.FEASIBLE,
+               quotient: NeuronGraph | None = None) -> MethodOutput:
     """The vertex → core solution of a partition into groups and a placement of the
     groups, with its objective computed by the method's own arithmetic (quotient
-    traffic, tracked cut) — the face re-evaluates it with the shared evaluator."""
-    q = instance.quotient(group, int(group_core.shape[0]))
+    traffic, tracked cut) — the face re-evaluates it with the shared evaluator.
+    ``quotient``: the groups' ``instance.quotient`` if the caller has it already."""
+    q = quotient if quotient is not None else \
+        instance.quotient(group, int(group_core.shape[0]))
     traffic = placement_traffic(q, group_core, instance.cols)
     if cut is None:
         cut = instance.graph.cut_weight(group)
@@ -188,7 +192,7 @@ def seed004_mapping(instance: Instance, seed: int = 0,
         stats.update(fs)
         st.done("force_directed")
     stats["stage_s"] = st.times
-    return map_groups(instance, res.group, gc, res.cut, stats)
+    return map_groups(instance, res.group, gc, res.cut, stats, quotient=q)
 
 
 @method(D, "seed004", "heuristic", "seed 004 end to end: multilevel partition, "
@@ -273,7 +277,7 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
                                  max_iter=params.max_iter, top_fraction=params.top_fraction)
     st.done("placement")
     return map_groups(instance, res.group, gc, res.cut,
-                      {**res.stats, **pst, "stage_s": st.times})
+                      {**res.stats, **pst, "stage_s": st.times}, quotient=q)
 
 
 @dataclass(frozen=True)
@@ -292,7 +296,7 @@ def seed004_kl(instance: Instance, options: SolveOptions, params: KLParams) -> M
     q = instance.quotient(res.group, res.n_groups)
     gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]), bisector=bis)
     gc, fs = force_directed(q, gc, instance.rows, instance.cols)
-    return map_groups(instance, res.group, gc, res.cut, {**res.stats, **fs})
+    return map_groups(instance, res.group, gc, res.cut, {**res.stats, **fs}, quotient=q)
 
 
 def _placed_on_seed004(instance: Instance, seed: int,
@@ -304,7 +308,8 @@ def _placed_on_seed004(instance: Instance, seed: int,
     q = instance.quotient(res.group, res.n_groups)
     gc = place(q, int(ss[1]))
     st.done("placement")
-    return map_groups(instance, res.group, gc, res.cut, {**res.stats, "stage_s": st.times})
+    return map_groups(instance, res.group, gc, res.cut, {**res.stats, "stage_s": st.times},
+                      quotient=q)
 
 
 @method(D, "rowmajor", "baseline", "seed-004 partition, groups on cores in row-major order",
@@ -375,8 +380,8 @@ def tabu(instance: Instance, options: SolveOptions, params: TabuParams) -> Metho
                          params.iterations, _remaining(options, t_start),
                          variant=params.variant)
     st.done("tabu")
-    return map_groups(instance, res.group, gc, res.cut, {**res.stats, **tst,
-                                                         "stage_s": st.times})
+    return map_groups(instance, res.group, gc, res.cut,
+                      {**res.stats, **tst, "stage_s": st.times}, quotient=q)
 
 
 def _peer(instance: Instance, options: SolveOptions, part_fn: Callable[..., Any],
@@ -405,7 +410,7 @@ def _peer(instance: Instance, options: SolveOptions, part_fn: Callable[..., Any]
             raise InputError("placement", f"unknown placement {placement!r}",
                              "use seed004, rb, tabu or rowmajor")
     return map_groups(instance, group, gc, instance.graph.cut_weight(group),
-                      {**stats, "parts_requested": k})
+                      {**stats, "parts_requested": k}, quotient=q)
 
 
 PEER_PLACEMENTS = ("seed004", "rb", "tabu", "rowmajor")
