@@ -180,7 +180,8 @@ def on_disk(args: argparse.Namespace, layers: int, width: int, fanin: int) -> No
             stop.wait(0.2)
 
     def note(text: str) -> None:
-        for key, name in (("level", "coarsen"), ("initial partition", "initial_partition"),
+        for key, name in (("level", "coarsen"), ("loading the coarsest", "initial_partition"),
+                          ("initial partition", "initial_partition"),
                           ("refined", "uncoarsen"), ("placing", "placement"),
                           ("evaluating", "evaluate")):
             if text.startswith(key):

@@ -182,6 +182,50 @@ def test_corrupt_zip_files(tmp_path):
         read_zip(p2)
 
 
+def _rewrite_zip(src: Path, dst: Path, edit) -> None:
+    with zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as b:
+        for info in a.infolist():
+            b.writestr(info.filename, edit(info.filename, a.read(info)))
+
+
+def test_zip_load_checks_edge_count_and_symmetry(tmp_path):
+    """``load`` fills arrays sized from the header's m: a header that lies either way is
+    a one-line error; the symmetry check can be skipped (the pipeline's own level
+    files), everything decoded is still checked."""
+    good = tmp_path / "good.zip"
+    g = _write_ok_zip(good)
+    with SeedZipReader(good) as r:
+        full, fast = r.load(), r.load(check_symmetry=False)
+    assert _same(full, g) and _same(fast, g)
+    assert fast.indices.dtype == np.int32 and np.array_equal(fast.indptr, g.indptr)
+
+    def header(m):
+        return lambda name, data: (encode_varints(np.array([1, 4, m], np.int64)).tobytes()
+                                   if name == "header" else data)
+
+    for m, what in ((g.m + 1, "header says m"), (g.m - 1, "more than the header")):
+        p = tmp_path / f"m{m}.zip"
+        _rewrite_zip(good, p, header(m))
+        for check in (True, False):
+            with SeedZipReader(p) as r, pytest.raises(InputError, match=what) as e:
+                r.load(check_symmetry=check)
+            assert "\n" not in str(e.value)
+
+    def heavier(name, data):  # vertex 0's first edge heavier in its row only
+        if name != "edges/0":
+            return data
+        vals, _, _ = decode_varints(np.frombuffer(data, np.uint8), -1)
+        vals[4] += 1
+        return encode_varints(vals).tobytes()
+
+    p = tmp_path / "asym.zip"
+    _rewrite_zip(good, p, heavier)
+    with SeedZipReader(p) as r:
+        with pytest.raises(InputError, match="different weights"):
+            r.load()
+        assert r.load(check_symmetry=False).weights[0] == g.weights[0] + 1
+
+
 def test_zip_writer_is_atomic(tmp_path):
     target = tmp_path / "out.zip"
     with pytest.raises(RuntimeError):

@@ -39,6 +39,7 @@ from .generators import layered_random, layered_random_batches, stencil
 from .graph import (
     NeuronGraph,
     directed_flows,
+    index_dtype,
     merge_rows,
     multicast_flows,
     multicast_quotient,
@@ -46,6 +47,6 @@ from .graph import (
 )
 from .workload import from_workload
 
-__all__ = ["NeuronGraph", "directed_flows", "from_workload", "layered_random",
+__all__ = ["NeuronGraph", "directed_flows", "from_workload", "index_dtype", "layered_random",
            "layered_random_batches", "merge_rows", "multicast_flows", "multicast_quotient",
            "spike_weighted", "stencil"]

@@ -13,7 +13,7 @@ import numpy as np
 
 from chipsched.errors import InputError
 
-from .graph import NeuronGraph, _index_dtype
+from .graph import NeuronGraph, index_dtype
 
 
 @nb.njit(cache=True)
@@ -220,7 +220,7 @@ def layered_random(layers: int = 10, width: int = 1000, fanin: int = 16,
     src, wts = _layered_sources(int(layers), int(width), int(fanin), int(window),
                                 int(seed) & (2**63 - 1), int(max_weight))
     indptr, indices, weights = _bipartite_csr(n, int(width), int(fanin), src, wts,
-                                              np.empty(0, _index_dtype(n)))
+                                              np.empty(0, index_dtype(n)))
     del src, wts
     return NeuronGraph(np.ones(n, np.int64), indptr, indices, weights,
                        name or f"layered-{layers}x{width}-f{fanin}",
@@ -277,7 +277,7 @@ def stencil(nx: int, ny: int, nz: int = 1, radius: int = 1, name: str | None = N
             raise InputError(f"stencil.{k}", f"must be >= 1, got {v}")
     n = int(nx) * int(ny) * int(nz)
     indptr, indices = _stencil_csr(int(nx), int(ny), int(nz), int(radius),
-                                   np.empty(0, _index_dtype(n)))
+                                   np.empty(0, index_dtype(n)))
     return NeuronGraph(np.ones(n, np.int64), indptr, indices,
                        np.ones(indices.shape[0], np.int64),
                        name or f"stencil-{nx}x{ny}x{nz}-r{radius}",

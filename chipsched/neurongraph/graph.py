@@ -29,7 +29,9 @@ import numpy as np
 from chipsched.errors import InputError
 
 
-def _index_dtype(n: int) -> type:
+def index_dtype(n: int) -> type:
+    """The dtype of ``NeuronGraph.indices`` for ``n`` vertices (int32 below 2³¹ − 1:
+    half the bytes of the largest array)."""
     return np.int32 if n < 2**31 - 1 else np.int64
 
 
@@ -353,7 +355,7 @@ class NeuronGraph:
         sizes = np.ascontiguousarray(self.sizes, dtype=np.int64)
         indptr = np.ascontiguousarray(self.indptr, dtype=np.int64)
         n = sizes.shape[0]
-        indices = np.ascontiguousarray(self.indices, dtype=_index_dtype(n))
+        indices = np.ascontiguousarray(self.indices, dtype=index_dtype(n))
         weights = np.ascontiguousarray(self.weights, dtype=np.int64)
         for k, v in (("sizes", sizes), ("indptr", indptr), ("indices", indices),
                      ("weights", weights)):

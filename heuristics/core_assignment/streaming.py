@@ -14,10 +14,11 @@ Memory is O(n) plus one batch of rows, except for the coarsest level, which
 coarsening leaves it ~30 % of the edges).
 
 This module works on any *graph store* with the protocol of
-:class:`chipsched.instances.core_assignment.SeedZipReader` (``n``, ``sizes``,
-``batches(size)``, ``read_rows(vertices)``, ``load()``) and a writer factory with the
-protocol of :class:`~chipsched.instances.core_assignment.SeedZipWriter` (``add_rows``,
-context manager) — the caller hands them over
+:class:`chipsched.instances.core_assignment.SeedZipReader` (``n``, ``m``, ``sizes``,
+``batches(size)``, ``read_rows(vertices)``, ``load(check_symmetry=)``) and a writer
+factory with the protocol of
+:class:`~chipsched.instances.core_assignment.SeedZipWriter` (``add_rows``, context
+manager) — the caller hands them over
 (``chipsched.instances.core_assignment.ondisk.ZIP_STORE``; heuristics do not import
 instances). For the same seed the results are identical to the in-memory steps
 (tests).
@@ -296,7 +297,10 @@ def seed004_on_disk(path: str | os.PathLike[str], workdir: str | os.PathLike[str
     done("coarsen")
     try:
         with open_reader(paths[-1]) as r:
-            coarsest = r.load()
+            if progress is not None:
+                progress(f"loading the coarsest level: {r.n:,} vertices, {r.m:,} edges")
+            # a level file is this function's own output: symmetric by construction
+            coarsest = r.load(check_symmetry=False)
         part, cut = recursive_bisection(coarsest, capacity, int(ps[1]), starts)
         nparts = int(part.max()) + 1
         del coarsest

@@ -38,7 +38,7 @@ import numpy as np
 
 from chipsched.errors import InputError
 from chipsched.files import atomic_write, read_data
-from chipsched.neurongraph import NeuronGraph
+from chipsched.neurongraph import NeuronGraph, index_dtype
 
 # ---------------------------------------------------------------------------------------
 # JSON
@@ -798,20 +798,33 @@ class SeedZipReader:
             ptr, idx, w = self.read_rows(np.arange(v0, v1))
             yield v0, ptr, idx, w
 
-    def load(self, name: str | None = None) -> NeuronGraph:
-        """The whole graph in memory (symmetry and edge count checked)."""
-        ptrs, idxs, ws = [np.zeros(1, np.int64)], [], []
-        for _, ptr, idx, w in self.batches():
-            ptrs.append(ptr[1:] + ptrs[-1][-1])
-            idxs.append(idx)
-            ws.append(w)
-        indptr = np.concatenate(ptrs)
-        if indptr[-1] != 2 * self.m:
-            raise _corrupt(self.path, f"{indptr[-1]} edge entries, header says m = {self.m}")
-        g = NeuronGraph(self.sizes.copy(), indptr,
-                        np.concatenate(idxs) if idxs else np.zeros(0, np.int64),
-                        np.concatenate(ws) if ws else np.zeros(0, np.int64),
+    def load(self, name: str | None = None, check_symmetry: bool = True) -> NeuronGraph:
+        """The whole graph in memory. Every field is checked as it is decoded (ids,
+        direction flags, sizes, weights) and the edge count against the header;
+        ``check_symmetry`` also checks that every edge is listed in both rows with one
+        weight (:meth:`NeuronGraph.validate`, 16 transient bytes per edge entry) — the
+        level files the out-of-core pipeline writes itself are symmetric by
+        construction and skip it. The arrays are allocated once at their final size
+        from the header's m (4 + 8 bytes per edge entry), filled batch by batch."""
+        nnz = 2 * self.m
+        indptr = np.zeros(self.n + 1, np.int64)
+        indices = np.empty(nnz, index_dtype(self.n))
+        weights = np.empty(nnz, np.int64)
+        at = 0
+        for v0, ptr, idx, w in self.batches():
+            k = idx.shape[0]
+            if at + k > nnz:
+                raise _corrupt(self.path, f"more than the header's 2·m = {nnz} edge entries")
+            indptr[v0 + 1:v0 + ptr.shape[0]] = ptr[1:] + at
+            indices[at:at + k] = idx
+            weights[at:at + k] = w
+            at += k
+        if at != nnz:
+            raise _corrupt(self.path, f"{at} edge entries, header says m = {self.m}")
+        g = NeuronGraph(self.sizes.copy(), indptr, indices, weights,
                         name or self.path.stem, {"source": str(self.path)})
+        if not check_symmetry:
+            return g
         try:
             return g.validate()
         except InputError as exc:
