@@ -12,13 +12,15 @@ from hypothesis import given, settings
 
 from chipsched.api import solve
 from chipsched.errors import InputError
+from chipsched.heuristics.core_assignment.packets import packet_count, packet_refine
 from chipsched.heuristics.core_assignment.placement import placement_traffic
 from chipsched.instances.chips import get_chip
 from chipsched.instances.core_assignment import load_instance, write_json
-from chipsched.neurongraph import NeuronGraph, multicast_quotient, spike_weighted
+from chipsched.neurongraph import NeuronGraph, multicast_flows, multicast_quotient, spike_weighted
 from chipsched.problems.core_assignment import Instance, evaluate, make_instance
 from chipsched.result import Status
 from tests.test_core_assignment_exact import tiny_instances
+from tests.test_core_assignment_graph import graphs
 
 D = "core_assignment"
 HW = get_chip("neuro-8x8")
@@ -147,3 +149,111 @@ def test_json_writer_refuses_weights_that_are_not_spike_weighted(tmp_path):
     with pytest.raises(InputError, match="spikes"):
         write_json(tmp_path / "x.json", _graph(), 2, 2, 2, spikes=[3, 1, 1, 1])
     assert not (tmp_path / "x.json").exists()
+
+
+# ---------------------------------------------------------------------------------------
+# the (λ − 1) packet refinement of seed004-plus
+
+
+def test_packet_refinement_by_hand():
+    """Neuron 0 feeds 1 and 2 (u < v: 0 is the source); three parts of one vertex,
+    room for two per part. 0 fires 3 spikes: 2 parts to reach = 6 packets; one move
+    (any of the three vertices next to one of the others) leaves one part to reach."""
+    g = NeuronGraph.from_edges([1, 1, 1], [0, 0], [1, 2], [5, 5])
+    part = np.array([0, 1, 2], np.int64)
+    assert packet_count(g, part, np.array([3, 1, 1])) == 6
+    before, removed, moves = packet_refine(g, part, 3, 2, np.array([3, 1, 1]), seed=0)
+    assert (before, removed, moves) == (6, 3, 1)
+    assert packet_count(g, part, np.array([3, 1, 1])) == 3
+    assert np.bincount(part, minlength=3).max() == 2
+    # no room anywhere: nothing moves
+    part = np.array([0, 1, 2], np.int64)
+    assert packet_refine(g, part, 3, 1)[1:] == (0, 0) and part.tolist() == [0, 1, 2]
+
+
+@st.composite
+def partitioned(draw):
+    g = draw(graphs(max_n=14))
+    cap = draw(st.integers(max(1, int(g.sizes.max(initial=0))), 12))
+    order = draw(st.permutations(range(g.n)))
+    part = np.zeros(g.n, np.int64)
+    p = load = 0
+    for v in order:  # first fit in a random order: feasible, rarely good
+        if load + g.sizes[v] > cap:
+            p, load = p + 1, 0
+        part[v] = p
+        load += int(g.sizes[v])
+    extra = draw(st.integers(0, 2))
+    spikes = draw(st.one_of(st.none(), st.lists(st.integers(0, 4), min_size=g.n,
+                                                 max_size=g.n).map(np.array)))
+    return g, part, p + 1 + extra, cap, spikes
+
+
+@settings(max_examples=150, deadline=None)
+@given(partitioned(), st.integers(0, 3))
+def test_packet_refinement_invariants(case, seed):
+    """The packets it counts are the evaluator's (``multicast_flows``), what it reports
+    removed is the true change, it never adds packets and no part exceeds the
+    capacity."""
+    g, part, k, cap, spikes = case
+    total = int(multicast_flows(g, part, k, spikes)[2].sum())
+    assert packet_count(g, part, spikes) == total
+    before, removed, moves = packet_refine(g, part, k, cap, spikes, seed)
+    after = int(multicast_flows(g, part, k, spikes)[2].sum())
+    assert before == total and after == total - removed
+    assert np.bincount(part, weights=g.sizes, minlength=k).max(initial=0) <= cap
+    assert (moves > 0) == (removed > 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(partitioned(), st.integers(0, 3))
+def test_packet_refinement_ends_in_a_local_optimum(case, seed):
+    """Run to convergence, no single move into an occupied part with room removes a
+    packet (checked by brute force with the evaluator's ``multicast_flows``)."""
+    g, part, k, cap, spikes = case
+    packet_refine(g, part, k, cap, spikes, seed, passes=10_000)
+
+    def packets(p):
+        return int(multicast_flows(g, p, k, spikes)[2].sum())
+
+    now = packets(part)
+    load = np.bincount(part, weights=g.sizes, minlength=k)
+    for v in range(g.n):
+        for b in np.unique(part):
+            if b != part[v] and load[b] + g.sizes[v] <= cap:
+                moved = part.copy()
+                moved[v] = b
+                assert packets(moved) >= now, (v, b)
+
+
+def test_packet_refinement_refuses_bad_labels():
+    g = NeuronGraph.from_edges([1] * 4, [0, 0, 1], [1, 2, 3])
+    with pytest.raises(InputError, match=r"part\[1\]"):
+        packet_refine(g, np.array([0, 5, 5, 1], np.int64), 2, 4)
+    with pytest.raises(InputError, match="spikes"):
+        packet_count(g, [0, 1, 1, 0], [3])
+    with pytest.raises(InputError, match=r"spikes\[2\]"):
+        packet_count(g, [0, 1, 1, 0], [3, 1, -1, 0])
+    with pytest.raises(InputError, match="part"):
+        packet_count(g, [0, 1, 1])
+
+
+def test_seed004_plus_refines_packets_for_multicast():
+    """Same seed, same partition up to the refinement: the packet variant (the default
+    for ``multicast``) sends no more packets than the cut variant, and its reported
+    objective is the evaluator's (checked by ``solve``)."""
+    inst = load_instance("layered:layers=4,width=300,fanin=8,seed=1", HW,
+                         objective="multicast")
+    cut = solve(D, inst, "seed004-plus", seed=0, partition_objective="cut")
+    auto = solve(D, inst, "seed004-plus", seed=0)
+    st_ = auto.metrics["solver"]
+    assert "packets_removed" not in cut.metrics["solver"]
+    assert st_["packets_before_refinement"] == cut.metrics["multicast_packets"]
+    assert auto.metrics["multicast_packets"] == \
+        st_["packets_before_refinement"] - st_["packets_removed"]
+    assert auto.metrics["multicast_packets"] < cut.metrics["multicast_packets"]
+    # the traffic objective keeps the cut partition unless asked
+    tr = inst.with_objective("traffic")
+    assert "packets_removed" not in solve(D, tr, "seed004-plus", seed=0).metrics["solver"]
+    assert "packets_removed" in solve(D, tr, "seed004-plus", seed=0,
+                                      partition_objective="packets").metrics["solver"]

@@ -48,6 +48,8 @@ from .multilevel import (
     seed004_partition,
     uncoarsen,
 )
+from .packets import PASSES as PACKET_PASSES
+from .packets import packet_count, packet_refine
 from .peers import KAHIP_MODES, default_parts, kahip_partition, kl_bisector, metis_partition
 from .placement import (
     MAX_ITER,
@@ -67,7 +69,8 @@ from .tabusearch import MAX_CORES as TABU_MAX_CORES
 
 __all__ = [
     "coarsen", "coarsen_level", "force_directed", "greedy_bisection", "heaviest_neighbors",
-    "map_groups", "match_heavy_edges", "pack_groups", "place_random",
+    "map_groups", "match_heavy_edges", "pack_groups", "packet_count", "packet_refine",
+    "place_random",
     "place_recursive_bisection", "place_row_major", "place_scipy_qap", "plus_partition",
     "place_tabu", "plus_placement", "recursive_bisection", "refine", "robust_tabu",
     "seed004_mapping", "seed004_partition", "target_rectangle", "uncoarsen",
@@ -234,6 +237,13 @@ class PlusParams:
     tabu_variant: str = param("auto", "tabu search (place=tabu): dense Ro-TS (≤ 2,048 "
                               "cores), sparse (any size), or auto (dense up to "
                               f"{DENSE_AUTO_MAX} cores)", choices=TABU_VARIANTS)
+    partition_objective: str = param("auto", "what the partition minimizes last: the "
+                                     "synapse cut, or the multicast packets (a (λ − 1) "
+                                     "refinement of the original graph after the k-way "
+                                     "FM); auto = packets for the multicast objective",
+                                     choices=("auto", "cut", "packets"))
+    packet_passes: int = param(PACKET_PASSES, "greedy passes of the packet "
+                               "refinement (partition_objective=packets)", ge=0)
 
 
 def _tabu_applies(instance: Instance, params: Any, warm: bool = False) -> str | None:
@@ -249,20 +259,28 @@ def _tabu_applies(instance: Instance, params: Any, warm: bool = False) -> str | 
 
 
 @method(D, "seed004-plus", "heuristic", "improved seed 004: HEM coarsening to a small "
-        "graph, size-balanced bisection + FM, k-way refinement, traffic-exact swaps",
+        "graph, size-balanced bisection + FM, k-way refinement (then packets, for "
+        "multicast), traffic-exact swaps",
         source="ours, on seed 004 (see docs/core_assignment.md)", randomized=True,
         params=PlusParams, applies=_tabu_applies)
 def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
                  ) -> MethodOutput:
     t_start = time.perf_counter()
     st = _Stages(options, "seed 004 plus")
-    ss = np.random.SeedSequence(options.seed).generate_state(2)
+    # a third state for the packet refinement; the first two are as before it
+    ss = np.random.SeedSequence(options.seed).generate_state(3)
     res = plus_partition(instance.graph, instance.capacity, instance.n_cores, int(ss[0]),
                          coarsen_to=params.coarsen_to, fm_passes=params.fm_passes,
                          refine_passes=params.refine_passes, slack=params.slack,
                          progress=st.note, refinement=params.refinement)
     st.done("partition")
     res = _fit(instance, res)
+    packets = params.partition_objective == "packets" or (
+        params.partition_objective == "auto" and instance.multicast)
+    if packets:
+        st.note("multicast packet refinement")
+        res = _packet_refined(instance, res, int(ss[2]), params.packet_passes)
+        st.done("packet_refinement")
     q = instance.quotient(res.group, res.n_groups)
     if params.place == "force":
         gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]))
@@ -278,6 +296,18 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
     st.done("placement")
     return map_groups(instance, res.group, gc, res.cut,
                       {**res.stats, **pst, "stage_s": st.times}, quotient=q)
+
+
+def _packet_refined(instance: Instance, res: Any, seed: int, passes: int) -> Any:
+    """``res`` after :func:`.packets.packet_refine` on the original graph (groups that
+    empty are dropped; the cut is recomputed: the moves trade synapses for packets)."""
+    part = np.array(res.group, dtype=np.int64)
+    before, removed, moves = packet_refine(instance.graph, part, res.n_groups,
+                                           instance.capacity, instance.spikes, seed, passes)
+    group, g = pack_groups(part)
+    return type(res)(group, g, instance.graph.cut_weight(group), {
+        **res.stats, "packets_before_refinement": before, "packets_removed": removed,
+        "packet_moves": moves})
 
 
 @dataclass(frozen=True)

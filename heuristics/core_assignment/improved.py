@@ -25,6 +25,9 @@ Where the document's algorithm loses cut weight against METIS (measured in
 4. placement — the document's recursive-bisection placement followed by swaps whose
    cost is the exact change of the hop-weighted traffic (the document's swap cost, the
    change of two force magnitudes, can accept swaps that increase traffic).
+
+For the ``multicast`` objective the method ``seed004-plus`` refines the partition for
+packets between steps 3 and 4 (:mod:`.packets`).
 """
 
 from __future__ import annotations
