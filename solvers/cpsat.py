@@ -38,7 +38,7 @@ def solve_cpsat(model: cp_model.CpModel, options: SolveOptions,
     solver = cp_model.CpSolver()
     p = solver.parameters
     if options.time_limit is not None:
-        p.max_time_in_seconds = float(options.time_limit)
+        p.max_time_in_seconds = options.solver_seconds()
     p.num_workers = options.workers
     p.random_seed = int(options.seed)
     p.relative_gap_limit = float(options.mip_gap)

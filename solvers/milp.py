@@ -133,7 +133,7 @@ def _solve_highs(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bo
     # --log: the backend's log goes to stderr (stdout may carry --json or a table)
     res = opt.solve(model, tee=sys.stderr if options.verbose else False, load_solutions=False,
                     raise_exception_on_nonoptimal_result=False,
-                    time_limit=options.time_limit, solver_options=solver_options)
+                    time_limit=options.solver_seconds(), solver_options=solver_options)
     tc = res.termination_condition
     has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
     if tc == TerminationCondition.convergenceCriteriaSatisfied:
@@ -190,7 +190,7 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
 
     if name == "cbc":
         opt = pyo.SolverFactory("cbc", executable=cbc_path())
-        opt.options["seconds"] = options.time_limit if options.time_limit else 1e9
+        opt.options["seconds"] = options.solver_seconds() if options.time_limit else 1e9
         opt.options["threads"] = options.workers
         opt.options["randomCbcSeed"] = int(options.seed) % (2**31 - 1) or 1
         opt.options["ratioGap"] = float(options.mip_gap)
@@ -203,7 +203,7 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
             key = {"gurobi": "TimeLimit", "cplex": "timelimit", "glpk": "tmlim",
                    "scip": "limits/time"}.get(name)
             if key:
-                opt.options[key] = options.time_limit
+                opt.options[key] = options.solver_seconds()
     # --log: pyomo's legacy tee writes to stdout (which may carry --json or a table), so
     # the solver writes its log to a file that is copied to stderr afterwards
     kwargs: dict[str, Any] = {"load_solutions": False, "tee": False}

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from chipsched.errors import InputError
+
+#: Share of the time limit kept back from a solver backend for reading its solution.
+DECODE_RESERVE = 0.03
 
 
 def default_threads() -> int:
@@ -41,6 +45,10 @@ class SolveOptions:
     progress: Callable[[float, float | None, str], None] | None = None
     verbose: bool = False
     auto_warm_start: bool = True
+    #: Set by the face (``chipsched.solve``), not by users: the ``time.perf_counter()``
+    #: instant at which the method's clock reaches ``time_limit``, so that exact
+    #: solvers give their backend only what model building left (:meth:`solver_seconds`).
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         if self.time_limit is not None and not self.time_limit > 0:
@@ -61,6 +69,19 @@ class SolveOptions:
         steps (``None``: unknown), with a short ``note`` (the current stage)."""
         if self.progress is not None:
             self.progress(done, total, note)
+
+    def solver_seconds(self) -> float | None:
+        """Seconds to give a solver backend: ``time_limit``, capped — when the face set a
+        deadline — by what is left of the method's limit after building the model, less
+        :data:`DECODE_RESERVE` of the limit for reading the solution back (at least 1 %
+        of the limit, so the backend always gets a try). ``None``: no limit."""
+        if self.time_limit is None:
+            return None
+        limit = float(self.time_limit)
+        if self.deadline is None:
+            return limit
+        left = self.deadline - time.perf_counter() - DECODE_RESERVE * limit
+        return max(0.01 * limit, min(limit, left))
 
     @property
     def workers(self) -> int:

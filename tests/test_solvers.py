@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import highspy
 import numpy as np
 import ortools
@@ -173,3 +175,39 @@ def test_bruteforce_guard_and_ties():
     assert r.value == 4 and r.count == 2
     with pytest.raises(InputError, match="too large for brute force"):
         enumerate_best(iter(range(10)), lambda x: x, size=10**9)
+
+
+def test_solver_seconds_is_what_model_building_left():
+    """The backend gets the time limit, capped by the face's deadline less 3 % of the
+    limit for reading the solution back, never less than 1 % of the limit."""
+    now = time.perf_counter()
+    assert SolveOptions().solver_seconds() is None
+    assert SolveOptions(time_limit=10).solver_seconds() == 10
+    assert SolveOptions(time_limit=10, deadline=now + 100).solver_seconds() == 10
+    s = SolveOptions(time_limit=10, deadline=now + 4).solver_seconds()
+    assert 3.0 < s <= 4 - 0.3
+    assert SolveOptions(time_limit=10, deadline=now - 5).solver_seconds() == \
+        pytest.approx(0.1)
+    # a method that halves its limit for a first model keeps the face's deadline
+    half = SolveOptions(time_limit=10, deadline=now + 100).replace(time_limit=5)
+    assert half.solver_seconds() == 5
+
+
+def test_the_face_gives_exact_methods_its_deadline(monkeypatch):
+    from chipsched.api import make_instance
+    from chipsched.api import solve as face_solve
+
+    seen = []
+    real = SolveOptions.solver_seconds
+
+    def spy(self):
+        seen.append(self.deadline)
+        return real(self)
+
+    monkeypatch.setattr(SolveOptions, "solver_seconds", spy)
+    t = time.perf_counter()
+    face_solve("op_placement", make_instance("op_placement", "tiny"), "cpsat", time_limit=30)
+    assert seen and all(d is not None and t < d <= time.perf_counter() + 30 for d in seen)
+    with pytest.raises(InputError, match="deadline"):  # not a user option
+        face_solve("op_placement", make_instance("op_placement", "tiny"), "cpsat",
+                   deadline=1.0)
