@@ -100,6 +100,19 @@ def _packets(spk, part, nstart, npart, nlen):  # pragma: no cover - numba
 
 
 @nb.njit(cache=True)
+def _touch(p, v, w, acc, mark, touched, t):  # pragma: no cover - numba
+    """``acc[p] += w`` for vertex v's scan (acc reset on p's first touch); returns the
+    new count of touched parts."""
+    if mark[p] != v:
+        mark[p] = v
+        acc[p] = 0
+        touched[t] = p
+        t += 1
+    acc[p] += w
+    return t
+
+
+@nb.njit(cache=True)
 def _packet_pass(ptr, idx, sizes, spk, part, load, cap, order, nstart, npart, ncnt, nlen,
                  acc, mark, touched):  # pragma: no cover - numba
     """One greedy pass in ``order``: each vertex moves to the part with room that removes
@@ -119,12 +132,7 @@ def _packet_pass(ptr, idx, sizes, spk, part, load, cap, order, nstart, npart, nc
             p = npart[q]
             if p == a:
                 base -= sv
-            if mark[p] != v:
-                mark[p] = v
-                acc[p] = 0
-                touched[t] = p
-                t += 1
-            acc[p] += sv
+            t = _touch(p, v, sv, acc, mark, touched, t)
         for j in range(ptr[v], ptr[v + 1]):
             u = idx[j]
             if u >= v:
@@ -141,19 +149,9 @@ def _packet_pass(ptr, idx, sizes, spk, part, load, cap, order, nstart, npart, nc
                     base += su
                 if p == pu:
                     pu_seen = True
-                if mark[p] != v:
-                    mark[p] = v
-                    acc[p] = 0
-                    touched[t] = p
-                    t += 1
-                acc[p] += su
+                t = _touch(p, v, su, acc, mark, touched, t)
             if not pu_seen:
-                if mark[pu] != v:
-                    mark[pu] = v
-                    acc[pu] = 0
-                    touched[t] = pu
-                    t += 1
-                acc[pu] += su
+                t = _touch(pu, v, su, acc, mark, touched, t)
         best = -1
         best_gain = 0
         for k in range(t):
