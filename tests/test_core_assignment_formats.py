@@ -293,6 +293,18 @@ def test_qaplib_grid_reader_and_solution(tmp_path, dist_first):
         read_qaplib(tmp_path / "bad.dat")
 
 
+def test_qaplib_partial_grid_is_refused_naming_the_grid(tmp_path):
+    """nug14-style files: the first 5 cells of a 2×3 grid is not a mesh we can place on;
+    the error says which grid it is."""
+    r, c = np.divmod(np.arange(5), 3)
+    dm = np.abs(r[:, None] - r[None, :]) + np.abs(c[:, None] - c[None, :])
+    f = np.ones((5, 5), np.int64) - np.eye(5, dtype=np.int64)
+    body = "\n".join(" ".join(map(str, row)) for row in np.vstack([dm, f]))
+    (tmp_path / "part.dat").write_text(f"5\n{body}\n")
+    with pytest.raises(InputError, match="first 5 cells of a 2×3 grid"):
+        read_qaplib(tmp_path / "part.dat")
+
+
 @pytest.mark.parametrize("force_zip64", [False, True])
 def test_zip_writer_output_is_a_standard_zip(tmp_path, force_zip64):
     """Our own zip writer (numpy directory, zip64 records past 65,535 members or 4 GiB):

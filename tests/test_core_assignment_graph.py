@@ -78,6 +78,21 @@ def test_contract_preserves_size_and_accounts_for_every_edge(g, data):
     assert {(int(s), int(d)): int(x) for s, d, x in zip(src, dst, w, strict=True)} == expect
 
 
+@settings(max_examples=60)
+@given(graphs(), st.data())
+def test_one_pass_and_two_pass_contraction_build_the_same_graph(g, data):
+    """The one-walk contraction (small graphs) and the exact-allocation one (large graphs,
+    ``ONE_PASS_MAX_ENTRIES``) give identical CSR arrays, entry order included."""
+    from chipsched.neurongraph.graph import _contract
+
+    labels = np.array(data.draw(st.lists(st.integers(0, 3), min_size=g.n, max_size=g.n)),
+                      dtype=np.int64)
+    one = _contract(g.indptr, g.indices, g.weights, g.sizes, labels, 4, True)
+    two = _contract(g.indptr, g.indices, g.weights, g.sizes, labels, 4, False)
+    for a, b in zip(one, two, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
 @pytest.mark.parametrize("u, v, w, msg", [
     ([0], [5], [1], "out of range"),
     ([0], [1], [-2], "negative weight -2"),
@@ -195,3 +210,17 @@ def test_stencil_degrees():
     assert deg[0, 0] == 3 and deg[1, 1] == 8 and deg[0, 2] == 5
     g3 = stencil(3, 3, 3, 1)
     assert g3.degree().max() == 26
+
+
+@settings(max_examples=60)
+@given(graphs(), st.data())
+def test_induced_renumbers_whole_graphs_and_subsets(g, data):
+    """``induced`` with every vertex once (the renumbering fast path) and with a subset
+    gives the dense submatrix in the given order."""
+    perm = np.array(data.draw(st.permutations(range(g.n))), dtype=np.int64)
+    k = data.draw(st.integers(0, g.n))
+    for verts in (perm, perm[:k]):
+        h = g.induced(verts)
+        h.validate()
+        assert np.array_equal(h.dense_weights(), g.dense_weights()[np.ix_(verts, verts)])
+        assert np.array_equal(h.sizes, g.sizes[verts])

@@ -28,6 +28,11 @@ import numpy as np
 
 from chipsched.errors import InputError
 
+#: Graphs with up to this many CSR entries are contracted in one walk over the edges into
+#: scratch buffers of their size (≤ 768 MiB); larger ones in two walks with the output
+#: allocated exactly, so that contraction never needs more than the coarse graph.
+ONE_PASS_MAX_ENTRIES = 2**26
+
 
 def index_dtype(n: int) -> type:
     """The dtype of ``NeuronGraph.indices`` for ``n`` vertices (int32 below 2³¹ − 1:
@@ -37,6 +42,20 @@ def index_dtype(n: int) -> type:
 
 # ---------------------------------------------------------------------------------------
 # numba kernels
+
+
+@nb.njit(cache=True, inline="always")
+def _add_entry(pos, start, k, d, w, out_i, out_w):  # pragma: no cover - numba
+    """Add weight ``w`` towards neighbour ``d`` to the CSR row being built from slot
+    ``start`` (``pos[d] >= start``: d already has a slot in it, the weights are summed),
+    ``k`` the next free slot; returns the new next free slot."""
+    if pos[d] >= start:
+        out_w[pos[d]] += w
+        return k
+    pos[d] = k
+    out_i[k] = d
+    out_w[k] = w
+    return k + 1
 
 
 @nb.njit(cache=True)
@@ -70,14 +89,7 @@ def _csr_from_edges(n, u, v, w):  # pragma: no cover - numba
     for a in range(n):
         start = k
         for j in range(deg[a], deg[a + 1]):
-            b = tmp_i[j]
-            if pos[b] >= start:
-                out_w[pos[b]] += tmp_w[j]
-            else:
-                pos[b] = k
-                out_i[k] = b
-                out_w[k] = tmp_w[j]
-                k += 1
+            k = _add_entry(pos, start, k, tmp_i[j], tmp_w[j], out_i, out_w)
         # drop entries whose summed weight is 0
         kk = start
         for j in range(start, k):
@@ -200,30 +212,44 @@ def merge_rows(indptr, indices, weights, rows, rptr, label, n_labels, c0,
             v = rows[r]
             for j in range(indptr[v], indptr[v + 1]):
                 d = label[indices[j]]
-                if d == c:
-                    continue
-                if pos[d] >= optr[i]:
-                    out_w[pos[d]] += weights[j]
-                else:
-                    pos[d] = k
-                    out_i[k] = d
-                    out_w[k] = weights[j]
-                    k += 1
+                if d != c:
+                    k = _add_entry(pos, optr[i], k, d, weights[j], out_i, out_w)
     return optr, out_i, out_w
 
 
 @nb.njit(cache=True)
-def _contract(indptr, indices, weights, sizes, label, n_labels):  # pragma: no cover - numba
+def _contract(indptr, indices, weights, sizes, label, n_labels, one_pass
+              ):  # pragma: no cover - numba
     """Quotient graph by ``label``: vertex sizes summed, parallel edges merged (weights
     summed), edges inside a label dropped. Rows are built label by label from the
-    members' rows in vertex order (counting sort), two passes (count, fill)."""
+    members' rows in vertex order (counting sort); with ``one_pass`` into buffers of the
+    fine graph's size, trimmed at the end (one walk over the edges instead of two, for
+    12 bytes per fine edge end of scratch), else in two passes (count, fill) that
+    allocate the output at its exact size."""
     mptr, members = _members_by_label(label, n_labels)
     csizes = np.zeros(n_labels, np.int64)
     for v in range(label.shape[0]):
         csizes[label[v]] += sizes[v]
-    cdeg, out_i, out_w = merge_rows(indptr, indices, weights, members, mptr, label, n_labels,
-                                    0, indices)
-    return cdeg, out_i, out_w, csizes
+    if not one_pass:
+        cdeg, out_i, out_w = merge_rows(indptr, indices, weights, members, mptr, label,
+                                        n_labels, 0, indices)
+        return cdeg, out_i, out_w, csizes
+    optr = np.zeros(n_labels + 1, np.int64)
+    buf_i = np.empty(indices.shape[0], indices.dtype)
+    buf_w = np.empty(indices.shape[0], np.int64)
+    # pos[d] < optr[c] means d has not been seen yet in row c
+    pos = np.full(n_labels, -1, np.int64)
+    k = 0
+    for c in range(n_labels):
+        start = k
+        for r in range(mptr[c], mptr[c + 1]):
+            v = members[r]
+            for j in range(indptr[v], indptr[v + 1]):
+                d = label[indices[j]]
+                if d != c:
+                    k = _add_entry(pos, start, k, d, weights[j], buf_i, buf_w)
+        optr[c + 1] = k
+    return optr, buf_i[:k].copy(), buf_w[:k].copy(), csizes
 
 
 @nb.njit(cache=True)
@@ -305,16 +331,22 @@ def _cut_weight(indptr, indices, weights, label):  # pragma: no cover - numba
 @nb.njit(cache=True)
 def _induced(indptr, indices, weights, verts, n):  # pragma: no cover - numba
     loc = np.full(n, -1, np.int64)
+    distinct = 0
     for i in range(verts.shape[0]):
+        if loc[verts[i]] < 0:
+            distinct += 1
         loc[verts[i]] = i
     m = verts.shape[0]
     ptr = np.zeros(m + 1, np.int64)
+    # every vertex kept once (a renumbering): rows keep their degrees, no counting pass
+    whole = m == n and distinct == n
     for i in range(m):
         v = verts[i]
-        k = 0
-        for j in range(indptr[v], indptr[v + 1]):
-            if loc[indices[j]] >= 0:
-                k += 1
+        k = indptr[v + 1] - indptr[v] if whole else 0
+        if not whole:
+            for j in range(indptr[v], indptr[v + 1]):
+                if loc[indices[j]] >= 0:
+                    k += 1
         ptr[i + 1] = ptr[i] + k
     oi = np.empty(ptr[m], indices.dtype)
     ow = np.empty(ptr[m], np.int64)
@@ -497,7 +529,7 @@ class NeuronGraph:
         if self.n and (label.min() < 0 or label.max() >= L):
             raise InputError("label", f"entries must be in 0..{L - 1}")
         ptr, idx, w, sz = _contract(self.indptr, self.indices, self.weights, self.sizes,
-                                    label, L)
+                                    label, L, self.indices.shape[0] <= ONE_PASS_MAX_ENTRIES)
         return NeuronGraph(sz, ptr, idx, w, name or f"{self.name}/quotient")
 
     def induced(self, vertices: Any, name: str | None = None) -> NeuronGraph:

@@ -216,8 +216,8 @@ def seed004_rb(instance: Instance, options: SolveOptions, params: PartitionParam
 
 @dataclass(frozen=True)
 class PlusParams:
-    coarsen_to: int = param(improved.COARSEN_TO, "coarsen until the graph has at most this "
-                            "many vertices", ge=2)
+    coarsen_to: int = param(improved.COARSEN_TO, "coarsen until the graph has at most "
+                            f"max(this, {improved.COARSE_PER_PART}·⌈T/K⌉) vertices", ge=2)
     fm_passes: int = param(improved.FM_PASSES, "Fiduccia–Mattheyses passes per bisection",
                            ge=0)
     refine_passes: int = param(improved.REFINE_PASSES, "refinement passes per level", ge=0)
@@ -226,6 +226,16 @@ class PlusParams:
                             choices=("kway-fm", "greedy"))
     slack: float = param(round(1 - improved.FILL, 6), "capacity share left free when sizing "
                          "the parts", ge=0, lt=1)
+    parts: str = param(improved.PARTS, "part count: the fewest that leave every part "
+                       "`slack` headroom, ⌈T/((1 − slack)·K)⌉; exactly ⌈T/K⌉ (min); or "
+                       "sized anew at every bisection (per-split, before issue 11)",
+                       choices=improved.PART_RULES)
+    vcycles: int = param(improved.VCYCLES, "V-cycles after the first uncoarsening: coarsen "
+                         "inside the parts again and refine every level (kway-fm)", ge=0)
+    coarsening: str = param("per-part", "coarse vertices: at most 1.5× the average of a "
+                            f"{improved.COARSE_PER_PART}-vertices-per-part coarsest graph "
+                            "(METIS's rule), or up to capacity/4 (before issue 11)",
+                            choices=("per-part", "capacity"))
     max_iter: int = param(200, "traffic-exact swap iterations", ge=0)
     top_fraction: float = param(1.0, "share of the groups visited per swap iteration",
                                 gt=0, le=1)
@@ -258,9 +268,9 @@ def _tabu_applies(instance: Instance, params: Any, warm: bool = False) -> str | 
     return None
 
 
-@method(D, "seed004-plus", "heuristic", "improved seed 004: HEM coarsening to a small "
-        "graph, size-balanced bisection + FM, k-way refinement (then packets, for "
-        "multicast), traffic-exact swaps",
+@method(D, "seed004-plus", "heuristic", "improved seed 004: HEM coarsening, recursive "
+        "bisection + FM into ⌈T/(0.97·K)⌉ parts, k-way FM on every level and a V-cycle "
+        "(then packets, for multicast), traffic-exact swaps",
         source="ours, on seed 004 (see docs/core_assignment.md)", randomized=True,
         params=PlusParams, applies=_tabu_applies)
 def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
@@ -272,7 +282,9 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
     res = plus_partition(instance.graph, instance.capacity, instance.n_cores, int(ss[0]),
                          coarsen_to=params.coarsen_to, fm_passes=params.fm_passes,
                          refine_passes=params.refine_passes, slack=params.slack,
-                         progress=st.note, refinement=params.refinement)
+                         progress=st.note, refinement=params.refinement,
+                         parts=params.parts, vcycles=params.vcycles,
+                         per_part=params.coarsening == "per-part")
     st.done("partition")
     res = _fit(instance, res)
     packets = params.partition_objective == "packets" or (
@@ -449,7 +461,7 @@ PEER_PLACEMENTS = ("seed004", "rb", "tabu", "rowmajor")
 @dataclass(frozen=True)
 class MetisParams:
     parts: int | None = param(None, "parts to ask for", ge=1,
-                              none="⌈1.05 · total size / capacity⌉, at most the cores")
+                              none="⌈total size / (0.97 · capacity)⌉, at most the cores")
     placement: str = param("seed004", "how the parts are placed: seed 004's (recursive "
                            "bisection + force-directed swaps), recursive bisection only, "
                            "recursive bisection + robust tabu search, or row-major",
@@ -460,7 +472,7 @@ class MetisParams:
 @dataclass(frozen=True)
 class KahipParams:
     parts: int | None = param(None, "parts to ask for", ge=1,
-                              none="⌈1.05 · total size / capacity⌉, at most the cores")
+                              none="⌈total size / (0.97 · capacity)⌉, at most the cores")
     placement: str = param("seed004", "how the parts are placed (as for metis)",
                            choices=PEER_PLACEMENTS)
     mode: str = param("eco", "kaffpa preconfiguration", choices=tuple(KAHIP_MODES))

@@ -309,15 +309,16 @@ def balance(graph: NeuronGraph, part: np.ndarray, nparts: int, capacity: int
 
 
 def kway_fm(graph: NeuronGraph, part: np.ndarray, nparts: int, capacity: int,
-            passes: int = 8, stall: int | None = None, min_gain: float = 1e-4
-            ) -> tuple[int, int]:
+            passes: int = 8, stall: int | None = None, min_gain: float = 1e-4,
+            cut: int | None = None) -> tuple[int, int]:
     """k-way FM refinement of ``part`` (in place), every part kept within ``capacity``
     (parts already above it may only shrink). Passes repeat until one gains less than
     ``min_gain`` of the cut or after ``passes``; ``stall`` moves without a new best end a
-    pass (default max(100, n/50)). Returns (change of the cut weight ≤ 0, moves kept)."""
+    pass (default max(100, n/50)); ``cut``: the partition's cut weight if the caller
+    knows it (else computed). Returns (change of the cut weight ≤ 0, moves kept)."""
     load = _loads(graph, part, nparts)
     st = int(stall if stall is not None else max(100, graph.n // 50))
-    cut = graph.cut_weight(part)
+    cut = graph.cut_weight(part) if cut is None else int(cut)
     delta = moves = 0
     for _ in range(passes):
         d, mv = _kway_fm_pass(graph.indptr, graph.indices, graph.weights, graph.sizes,

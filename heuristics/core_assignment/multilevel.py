@@ -91,11 +91,14 @@ def _match_try(order, heavy, heavy_w, sizes, limit, mate):  # pragma: no cover -
 
 
 @nb.njit(cache=True)
-def _match_eligible(order, indptr, indices, weights, sizes, limit, mate, seed):  # pragma: no cover
+def _match_eligible(order, indptr, indices, weights, sizes, limit, mate, seed, part
+                    ):  # pragma: no cover - numba
     """Standard heavy-edge matching (METIS's HEM): pair v with the unmatched neighbour of
-    the heaviest edge among those that fit (used by the improved variant only)."""
+    the heaviest edge among those that fit and lie in v's part (``part``: empty when
+    unconstrained; a partition for a V-cycle), used by the improved variant only."""
     red = 0
     s = np.uint64(seed)
+    constrained = part.shape[0] > 0
     for i in range(order.shape[0]):
         v = order[i]
         if mate[v] >= 0:
@@ -106,6 +109,8 @@ def _match_eligible(order, indptr, indices, weights, sizes, limit, mate, seed): 
         for j in range(indptr[v], indptr[v + 1]):
             u = indices[j]
             if mate[u] >= 0 or sizes[u] + sizes[v] > limit:
+                continue
+            if constrained and part[u] != part[v]:
                 continue
             w = weights[j]
             if w < best_w:
@@ -177,6 +182,18 @@ def _heap_pop(hk, hs, hv, size):  # pragma: no cover - numba
 
 
 @nb.njit(cache=True)
+def _pop_fresh(hk, hs, hv, size, sel, cost):  # pragma: no cover - numba
+    """The cheapest unselected vertex of a growth heap whose key is current (stale keys
+    of vertices whose cost changed are dropped: lazy deletion), or −1; and the new
+    heap size."""
+    while size > 0:
+        key, cand, size = _heap_pop(hk, hs, hv, size)
+        if sel[cand] == 0 and key == cost[cand]:
+            return cand, size
+    return -1, size
+
+
+@nb.njit(cache=True)
 def _grow(indptr, indices, weights, sizes, verts, loc, start, target_count, target_size,
           sel):  # pragma: no cover - numba
     """Greedy graph-growing bisection of the vertex set ``verts`` (§ 74–75).
@@ -230,13 +247,7 @@ def _grow(indptr, indices, weights, sizes, verts, loc, start, target_count, targ
                 break
         elif total >= target_size:
             break
-        # next: the cheapest valid entry (lazy deletion of stale keys)
-        nxt = -1
-        while size > 0:
-            key, cand, size = _heap_pop(hk, hs, hv, size)
-            if sel[cand] == 0 and key == cost[cand]:
-                nxt = cand
-                break
+        nxt, size = _pop_fresh(hk, hs, hv, size, sel, cost)
         if nxt < 0:
             break
         if target_size >= 0 and total + sizes[verts[nxt]] > target_size and count > 0:
@@ -359,20 +370,27 @@ def match_heavy_edges(heavy: np.ndarray, heavy_w: np.ndarray, sizes: np.ndarray,
 
 def coarsen_level(graph: NeuronGraph, capacity: int, rng: np.random.Generator,
                   tries: int = TRIES, merge_fraction: float = MERGE_FRACTION,
-                  matching: str = "heaviest") -> Level | None:
+                  matching: str = "heaviest", part: np.ndarray | None = None
+                  ) -> Level | None:
     """One coarsening level (seed 004 § 67–70): ``tries`` marking passes in random orders,
     keep the one with the largest reduction of the total edge weight, merge its pairs.
     Returns ``None`` when no pair can be merged.
 
     ``matching="heaviest"`` is the document's rule (only each vertex's heaviest edge is
     considered); ``"eligible"`` (improved variant) takes the heaviest edge among the
-    unmarked neighbours that fit, as METIS's heavy-edge matching does."""
+    unmarked neighbours that fit, as METIS's heavy-edge matching does; with ``part``
+    (``"eligible"`` only) only vertices of the same part are paired (a V-cycle keeps the
+    partition representable on every level)."""
     if tries < 1:
         raise InputError("tries", f"must be >= 1, got {tries}")
     limit = math.floor(capacity * merge_fraction + _EPS)
     seed = int(rng.integers(2**62))
     heavy, heavy_w = (heaviest_neighbors(graph, seed) if matching == "heaviest"
                       else (None, None))
+    if part is not None and matching != "eligible":
+        raise ValueError("a partition constraint needs matching='eligible'")
+    within = (np.zeros(0, np.int64) if part is None
+              else np.ascontiguousarray(part, dtype=np.int64))
     best, best_red, reds = None, -1, []
     for _ in range(tries):
         order = rng.permutation(graph.n)
@@ -381,7 +399,8 @@ def coarsen_level(graph: NeuronGraph, capacity: int, rng: np.random.Generator,
         else:
             mate = np.full(graph.n, -1, np.int64)
             red = int(_match_eligible(order, graph.indptr, graph.indices, graph.weights,
-                                      graph.sizes, limit, mate, int(rng.integers(2**62))))
+                                      graph.sizes, limit, mate, int(rng.integers(2**62)),
+                                      within))
         reds.append(red)
         if red > best_red:
             best, best_red = mate, red

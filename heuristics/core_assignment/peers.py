@@ -115,9 +115,16 @@ def repair_capacity(graph: NeuronGraph, part: np.ndarray, capacity: int, max_par
     return {"repair_moves": int(moves), "parts": int(used)}
 
 
+#: Capacity share every partitioner leaves free when it picks its own part count.
+HEADROOM = 0.03
+
+
 def default_parts(total_size: int, capacity: int, cores: int) -> int:
-    """Parts for the peers when none are given: ⌈1.05·T/K⌉ (5 % slack) [ours], ≤ cores."""
-    return max(1, min(cores, math.ceil(1.05 * total_size / capacity)))
+    """Parts for the peers when none are given — the rule of ``seed004-plus``: the fewest
+    that leave every part 3 % headroom, ⌈T/(0.97·K)⌉, capped by the cores but never
+    below ⌈T/K⌉. Before issue 11's part-count rule the peers took ⌈1.05·T/K⌉."""
+    want = math.ceil(total_size / ((1 - HEADROOM) * capacity))
+    return max(1, min(cores, want), math.ceil(total_size / capacity))
 
 
 def _check_parts(parts: int, graph: NeuronGraph, capacity: int, cores: int) -> int:

@@ -317,6 +317,18 @@ def _grid_shape(d: np.ndarray) -> tuple[int, int] | None:
     return None
 
 
+def _partial_grid(d: np.ndarray) -> tuple[int, int] | None:
+    """(rows, cols) when ``d`` is the Manhattan distance of the first n cells (row-major)
+    of a larger grid with cols < n (nug14 on 3×5, scr15 on 4×4, …)."""
+    n = d.shape[0]
+    for c in range(2, n):
+        rr, cc = np.divmod(np.arange(n), c)
+        man = np.abs(rr[:, None] - rr[None, :]) + np.abs(cc[:, None] - cc[None, :])
+        if n % c and np.array_equal(man, d):
+            return -(-n // c), c
+    return None
+
+
 def read_qaplib(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A QAPLIB ``.dat`` file whose distance matrix is the Manhattan distance of a
     row-major grid (nug*, scr*, …) as a placement instance: one vertex of size 1 per
@@ -349,6 +361,13 @@ def read_qaplib(path: str | os.PathLike[str]) -> dict[str, Any]:
                                            name=p.stem, meta={"source": str(p)})
             return {"graph": graph, "rows": shape[0], "cols": shape[1], "capacity": 1,
                     "name": p.stem, "distance": which}
+    for dist in (a, b):
+        partial = _partial_grid(dist)
+        if partial is not None:
+            raise InputError(str(p), f"the distances are those of the first {n} cells of a "
+                             f"{partial[0]}×{partial[1]} grid, not a full mesh",
+                             "core_assignment places on full R×C meshes only (every core "
+                             "usable)")
     raise InputError(str(p), "neither matrix is the Manhattan distance of a grid",
                      "core_assignment reads grid QAPs only (nug*, scr*, …)")
 
