@@ -61,7 +61,7 @@ from .multilevel import (
     split_depth_first,
     uncoarsen,
 )
-from .peers import HEADROOM, repair_capacity
+from .peers import HEADROOM, default_parts, repair_capacity
 from .placement import force_directed, place_recursive_bisection
 
 #: Coarsest k-way graph: at most max(COARSEN_TO, COARSE_PER_PART·⌈T/K⌉) vertices, none
@@ -471,9 +471,10 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
         if callable(progress):
             progress("renumbering for locality")
         local = graph.induced(order, name=graph.name)  # new vertex i = old order[i]
-        res = plus_partition(local, capacity, cores, seed, coarsen_to, fm_passes,
-                             refine_passes, slack, progress, refinement, parts, vcycles,
-                             per_part, reorder=False)
+        res = plus_partition(local, capacity, cores, seed, coarsen_to=coarsen_to,
+                             fm_passes=fm_passes, refine_passes=refine_passes, slack=slack,
+                             progress=progress, refinement=refinement, parts=parts,
+                             vcycles=vcycles, per_part=per_part, reorder=False)
         del local
         group = np.empty_like(res.group)
         group[order] = res.group
@@ -483,19 +484,18 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
     ss = np.random.SeedSequence(seed).generate_state(4)
     rng = np.random.default_rng(int(ss[0]))
     T = int(graph.sizes.sum())
-    k_est = max(1, math.ceil(T / capacity))
-    # METIS's rule (Karypis & Kumar 1998, kmetis): at least ~30 coarse vertices per part,
-    # none above 1.5× the average coarsest vertex, so that parts can still be balanced
-    # on the coarsest graph; the document's capacity/4 only when it is smaller
-    ct = max(coarsen_to, COARSE_PER_PART * k_est) if per_part else coarsen_to
-    limit = max(1, math.floor(min(capacity * MERGE_FRACTION,
-                                  1.5 * T / ct if per_part else math.inf)))
+    ct, limit = coarsen_to, capacity * MERGE_FRACTION
+    if per_part:
+        # METIS's rule (Karypis & Kumar 1998, kmetis): at least ~30 coarse vertices per
+        # part, none above 1.5× the average coarsest vertex, so that parts can still be
+        # balanced on the coarsest graph; the document's capacity/4 when it is smaller
+        ct = max(coarsen_to, COARSE_PER_PART * default_parts(T, capacity, cores, 0.0))
+        limit = min(limit, 1.5 * T / ct)
+    limit = max(1, math.floor(limit))
     hier, _ = _coarsen(graph, limit, rng, ct, progress=progress)
-    want = (max(1, math.ceil(T / capacity)) if parts == "min" else
-            max(1, math.ceil(T / ((1 - slack) * capacity))) if parts == "slack" else None)
-    if want is not None:
-        # a tight chip: the headroom gives way to the cores (never below ⌈T/K⌉)
-        want = max(min(want, cores), math.ceil(T / capacity), 1)
+    # a tight chip: the headroom gives way to the cores (never below ⌈T/K⌉)
+    want = (None if parts == "per-split" else
+            default_parts(T, capacity, cores, slack if parts == "slack" else 0.0))
     part, cut = size_bisection(hier.coarsest, capacity, int(ss[1]), STARTS, 1 - slack,
                                fm_passes, nparts=want)
     nparts = int(part.max()) + 1

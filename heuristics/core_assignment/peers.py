@@ -119,11 +119,13 @@ def repair_capacity(graph: NeuronGraph, part: np.ndarray, capacity: int, max_par
 HEADROOM = 0.03
 
 
-def default_parts(total_size: int, capacity: int, cores: int) -> int:
+def default_parts(total_size: int, capacity: int, cores: int, headroom: float = HEADROOM
+                  ) -> int:
     """Parts for the peers when none are given — the rule of ``seed004-plus``: the fewest
-    that leave every part 3 % headroom, ⌈T/(0.97·K)⌉, capped by the cores but never
-    below ⌈T/K⌉. Before issue 11's part-count rule the peers took ⌈1.05·T/K⌉."""
-    want = math.ceil(total_size / ((1 - HEADROOM) * capacity))
+    that leave every part ``headroom`` (3 %) free, ⌈T/((1 − headroom)·K)⌉, capped by the
+    cores but never below ⌈T/K⌉ (``headroom=0``: exactly ⌈T/K⌉). Before issue 11's
+    part-count rule the peers took ⌈1.05·T/K⌉."""
+    want = math.ceil(total_size / ((1 - headroom) * capacity))
     return max(1, min(cores, want), math.ceil(total_size / capacity))
 
 
