@@ -191,3 +191,20 @@ def test_budgeted_bisection_of_zero_size_sets():
     for s in range(3):
         part, cut = size_bisection(g, 1, s, nparts=8)
         assert cut == g.cut_weight(part)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**20), n=st.integers(20, 200), hi=st.integers(1, 6))
+def test_budgeted_split_overshoots_by_at_most_two_largest_vertices(seed, n, hi):
+    """A budgeted split (2 parts, no slack: K = ⌈T/2⌉) may exceed a side's share by two
+    of the set's largest vertices — so FM can still move vertices of a coarse graph —
+    and never by more; the reported cut is the true one."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, hi + 1, n)
+    g = NeuronGraph.from_edges(sizes, rng.integers(0, n, 3 * n), rng.integers(0, n, 3 * n),
+                               rng.integers(1, 9, 3 * n))
+    T = int(sizes.sum())
+    part, cut = size_bisection(g, math.ceil(T / 2), seed, nparts=2)
+    loads = np.bincount(part, weights=sizes, minlength=2)
+    assert loads.max() <= max(math.ceil(T / 2), T - T // 2) + 2 * int(sizes.max())
+    assert cut == g.cut_weight(part)
