@@ -267,9 +267,10 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
     if opts.time_limit is not None and wall > OVERRUN_TOLERANCE * opts.time_limit:
         # the solver got what model building left; building and decoding cannot be cut
         stats["time_limit_overrun_s"] = wall - opts.time_limit
+        why = ("building the model and reading the solution cannot be interrupted"
+               if m.kind == "exact" else "the method is not interrupted at the limit")
         note = (f"ran {wall:.3g} s against a time limit of {opts.time_limit:g} s "
-                f"(+{100 * (wall / opts.time_limit - 1):.0f} %: building the model and "
-                f"reading the solution cannot be interrupted)")
+                f"(+{100 * (wall / opts.time_limit - 1):.0f} %: {why})")
         message = f"{message}; {note}" if message else note
     metrics = {**metrics, **({"solver": stats} if stats else {})}
     obj = problem.objective(instance)
