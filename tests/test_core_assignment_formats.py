@@ -180,6 +180,20 @@ def test_corrupt_zip_files(tmp_path):
                 dst.writestr(info.filename, src.read(info))
     with pytest.raises(InputError, match="member 'edges/2' missing"):
         read_zip(p2)
+    # review findings: a header n beyond the members, and an edge count the member cannot
+    # hold (2^40 edges in a few bytes must not size an allocation)
+    p3 = tmp_path / "short.zip"
+    _rewrite_zip(good, p3, lambda name, data: (
+        encode_varints(np.array([1, 9, 4], np.int64)).tobytes() if name == "header" else
+        encode_varints(np.ones(9, np.int64)).tobytes() if name == "sizes" else data))
+    with pytest.raises(InputError, match=r"member 'edges/4' missing \(the header says n = 9"):
+        read_zip(p3)
+    for count in (2**40, 5):
+        p4 = tmp_path / f"count{count}.zip"
+        _rewrite_zip(good, p4, lambda name, data, c=count: (
+            encode_varints(np.array([c], np.int64)).tobytes() if name == "edges/0" else data))
+        with pytest.raises(InputError, match="edges/0: edge count does not match"):
+            read_zip(p4)
 
 
 def _rewrite_zip(src: Path, dst: Path, edit) -> None:

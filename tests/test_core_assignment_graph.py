@@ -48,6 +48,26 @@ def test_from_edges_merges_duplicates_and_drops_self_loops():
 
 
 @settings(max_examples=60)
+@given(graphs(), st.data())
+def test_weighted_degree_and_read_rows_match_the_dense_matrix(g, data):
+    """Review finding: weighted_degree crashed when the last vertex had no edge."""
+    a = g.dense_weights()
+    assert np.array_equal(g.weighted_degree(), a.sum(axis=1))
+    verts = data.draw(st.lists(st.integers(0, g.n - 1), max_size=2 * g.n))
+    ptr, idx, w = g.read_rows(verts)
+    assert ptr.shape == (len(verts) + 1,) and ptr[0] == 0
+    for i, v in enumerate(verts):
+        nb, wt = g.neighbors(v)
+        assert np.array_equal(idx[ptr[i]:ptr[i + 1]], nb)
+        assert np.array_equal(w[ptr[i]:ptr[i + 1]], wt)
+
+
+def test_weighted_degree_of_a_trailing_isolated_vertex():
+    g = NeuronGraph.from_edges([1, 1, 1], [0], [1], [5])
+    assert g.weighted_degree().tolist() == [5, 5, 0]
+
+
+@settings(max_examples=60)
 @given(graphs())
 def test_csr_matches_the_edge_list_and_is_symmetric(g):
     g.validate()

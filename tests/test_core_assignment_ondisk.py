@@ -16,12 +16,13 @@ from chipsched.instances.chips import get_chip
 from chipsched.instances.core_assignment import SeedZipReader, read_zip, write_zip
 from chipsched.instances.core_assignment.ondisk import ZIP_STORE, write_layered_zip
 from chipsched.neurongraph import (
+    NeuronGraph,
     directed_flows,
     layered_random,
     layered_random_batches,
     multicast_flows,
 )
-from chipsched.problems.core_assignment import make_instance
+from chipsched.problems.core_assignment import Instance, make_instance
 
 HW = get_chip("neuro-8x8")
 
@@ -53,19 +54,62 @@ def test_written_zip_is_the_generated_graph(tmp_path):
     assert np.array_equal(back.indices, g.indices)
 
 
-@pytest.mark.parametrize("seed", [0, 3])
-def test_seed004_on_disk_is_seed004_in_memory(tmp_path, seed):
+@pytest.mark.parametrize("seed, objective", [(0, "traffic"), (3, "traffic"), (0, "multicast")])
+def test_seed004_on_disk_is_seed004_in_memory(tmp_path, seed, objective):
+    """Also for multicast, where both place the groups on the packet graph (review
+    finding: the zip path placed on the synapse quotient)."""
     g = layered_random(5, 2000, 12, max_weight=3, seed=4)
     write_zip(tmp_path / "g.zip", g)
-    inst = make_instance(g, HW, sized_to_fit=True)
+    inst = make_instance(g, HW, sized_to_fit=True, objective=objective)
     ref = solve("core_assignment", inst, "seed004", seed=seed)
-    got = seed004_zip(tmp_path / "g.zip", HW, *ZIP_STORE, inst.rows, inst.cols, seed=seed,
-                      workdir=tmp_path / "levels")
+    got = seed004_zip(tmp_path / "g.zip", HW, *ZIP_STORE, inst.rows, inst.cols,
+                      objective=objective, seed=seed, workdir=tmp_path / "levels")
     assert np.array_equal(got.core, ref.solution.core)
     assert got.objective == ref.objective
     assert got.metrics == {k: ref.metrics[k] for k in got.metrics}
     assert got.stats["levels"] >= 1 and got.stats["stage_s"]["evaluate"] >= 0
     assert not list((tmp_path / "levels").glob("*.zip"))  # level files removed
+
+
+def test_a_tight_mesh_maps_on_disk_as_in_memory(tmp_path):
+    """1,200 neurons on 1×5 cores of 256: seed 004 makes more groups than cores; both
+    paths dissolve the surplus the same way (review finding: the zip path refused)."""
+    g = layered_random(3, 400, 8, seed=1)
+    write_zip(tmp_path / "g.zip", g)
+    inst = Instance("tight", g, HW, 1, 5, 256)
+    ref = solve("core_assignment", inst, "seed004", seed=0)
+    got = seed004_zip(tmp_path / "g.zip", HW, *ZIP_STORE, 1, 5, seed=0,
+                      workdir=tmp_path / "levels")
+    assert got.stats["groups_before_fit"] > 5 >= got.stats["groups"]
+    assert np.array_equal(got.core, ref.solution.core)
+    assert got.objective == ref.objective
+    assert got.mapping.cut == g.cut_weight(got.core)
+
+
+def test_an_asymmetric_file_is_refused_even_when_nothing_coarsens(tmp_path):
+    """Review finding: with no coarsening level the user's own file was loaded without
+    the symmetry check (which only the pipeline's own level files may skip)."""
+    import zipfile
+
+    from chipsched.instances.core_assignment.formats import decode_varints, encode_varints
+
+    # vertices of 200 neurons: no pair fits 1/15 of a 256-neuron core, nothing merges
+    g = NeuronGraph.from_edges(np.full(6, 200), [0, 1, 2, 3, 4], [1, 2, 3, 4, 5],
+                               [3, 4, 5, 6, 7])
+    write_zip(tmp_path / "g.zip", g)
+    with zipfile.ZipFile(tmp_path / "g.zip") as a, \
+            zipfile.ZipFile(tmp_path / "asym.zip", "w", zipfile.ZIP_DEFLATED) as b:
+        for info in a.infolist():
+            data = a.read(info)
+            if info.filename == "edges/0":  # vertex 0's edge heavier in its row only
+                vals, _, _ = decode_varints(np.frombuffer(data, np.uint8), -1)
+                vals[4] += 1
+                data = encode_varints(vals).tobytes()
+            b.writestr(info.filename, data)
+    ok = seed004_zip(tmp_path / "g.zip", HW, *ZIP_STORE, 2, 3, workdir=tmp_path / "l1")
+    assert ok.stats["levels"] == 0
+    with pytest.raises(InputError, match="different weights"):
+        seed004_zip(tmp_path / "asym.zip", HW, *ZIP_STORE, 2, 3, workdir=tmp_path / "l2")
 
 
 def test_flows_on_disk_match_the_in_memory_flows(tmp_path):

@@ -199,6 +199,57 @@ def test_reuse_model_by_hand():
     assert ideal.buffer_energy_j == pytest.approx(5_888e-12) and ideal.register_energy_j == 0
 
 
+def test_reuse_model_input_stationary_by_hand():
+    """An fc of 64 → 32 at batch 1 on one unit of REUSE: PEs over channels (8 lanes·PEs,
+    4 output-channel passes × ⌈64/8⌉ = 8 reduction steps = 32 cycles; over pixels 64).
+    One pixel, so every order reads each weight once (32 · 64 = 2,048 B); the 8-element
+    reduction fits the 8 B registers, so no partial sums. Inputs: 32 cycles × 8 = 256 B
+    for output- and weight-stationary; input-stationary keeps them over the 4 passes
+    that read them (shared = 4): 64 B. Reads 2,048 + 256 + 32 (outputs out) = 2,336 B,
+    or 2,144 B; writes 32 outputs + 2,048 + 64 fills = 2,144 B for all. Registers: 2 ·
+    2,048 MACs + 2 · 4 B · 32 cycles · 8 accumulators + 2,048 weight reads + 8 lanes
+    per input read (256 or 64 · 8): 10,240 or 8,704 B at 0.01 pJ. No stall (2,336 B /
+    128 B per cycle < 32). Input-stationary: 4,288 pJ buffer, 87.04 pJ registers."""
+    fc = Layer("f", OpKind.FC, K=32, C=64, in_elems=64, weight_elems=2048)
+    r = layer_on_units(fc, REUSE, 1)
+    assert r.dataflow == "input-stationary" and r.cycles == r.ideal_cycles == 32
+    assert r.buffer_energy_j == pytest.approx(4_288e-12)
+    assert r.register_energy_j == pytest.approx(87.04e-12)
+
+
+def test_reuse_model_picks_the_least_cycles_times_energy():
+    """A 3×3 conv, 4 → 4 channels on 2×2 pixels, on one unit of REUSE: PEs over pixels
+    (⌈4/2⌉ · 9 = 18 cycles; sK = 4 lanes, sP = 2, sC = 4 of 8; 16 weights and 8 inputs
+    per cycle). The 9-step reduction leaves one partial-sum round trip per output for the
+    8-value registers (16 outputs × 4 B = 64 B each way). Buffer bytes (reads | writes,
+    with the 16 outputs read out and the 144 + 16 fills written):
+      output-stationary: 18·16 + 18·8 + 16 = 448 | 176 → 624 pJ, 18 cycles
+      weight-stationary: 144 + 144 + 64 + 16 = 368 | 240 → 608 pJ, 18 + 64/128 = 18.5
+    registers 3,456 and 3,296 B (34.56 and 32.96 pJ). Weight-stationary moves fewer
+    bytes, but 18 × 658.56 < 18.5 × 640.96 pJ·cycles: output-stationary."""
+    conv = Layer("c", OpKind.CONV, K=4, C=4, H=2, W=2, R=3, S=3, in_elems=16,
+                 weight_elems=144)
+    r = layer_on_units(conv, REUSE, 1)
+    assert r.dataflow == "output-stationary" and r.cycles == 18
+    assert r.buffer_energy_j == pytest.approx(624e-12)
+    assert r.register_energy_j == pytest.approx(34.56e-12)
+
+
+def test_reuse_model_on_two_units_by_hand():
+    """CONV on 2 units of REUSE: output channels split (8 per unit), each unit PEs over
+    channels, one pass, 576 cycles. Per unit: 8 · 8 · 9 = 576 weight bytes and the whole
+    512 B input are filled (1,088 B: the fills are per unit), 512 outputs. Weight-
+    stationary: reads 576 + 576 · 8 + 512 · 4 + 512 = 7,744 B, writes 2,048 + 512 + 1,088
+    = 3,648 B, 576 + 2,048/128 = 592 cycles; registers 73,728 + 36,864 + 576 + 36,864 +
+    4,096 = 152,128 B. Both units: 22,784 pJ buffer (one unit: 22,272 — the second
+    unit's copy of the input costs 512 B more), 3,042.56 pJ registers."""
+    r = layer_on_units(CONV, REUSE, 2)
+    assert r.partition == (1, 2, 1, 1) and r.dataflow == "weight-stationary"
+    assert r.ideal_cycles == 576 and r.cycles == 592
+    assert r.buffer_energy_j == pytest.approx(22_784e-12)
+    assert r.register_energy_j == pytest.approx(3_042.56e-12)
+
+
 def test_reuse_model_depthwise_inputs_are_not_shared_across_passes():
     """A 3×3 depthwise conv, 32 channels of 56×56, on one SET tile: PEs over pixels (7,056
     cycles; 16 pixels × 8 lanes, each lane its own channel, so 128 distinct inputs and 8
@@ -213,6 +264,34 @@ def test_reuse_model_depthwise_inputs_are_not_shared_across_passes():
     r = layer_on_units(dw, SET, 1)
     assert r.dataflow == "output-stationary" and r.ideal_cycles == 7056
     assert r.cycles == pytest.approx(1_059_968 / 128)
+    # one pixel of a 16-channel 1×1 depthwise conv on REUSE: PEs over channels, 2 passes
+    # of 8 lanes, each lane its own channel (span 8), so each input meets one weight
+    # and no order saves a read: 16 weights + 16 inputs + 16 outputs out = 48 B read
+    # and 16 + 32 fills written by all three (96 pJ); a tie, output-stationary first.
+    # Sharing inputs across the passes would make input-stationary read 8 B less.
+    one = Layer("dw1", OpKind.CONV, K=16, C=16, H=1, W=1, R=1, S=1, groups=16,
+                in_elems=16, weight_elems=16)
+    r = layer_on_units(one, REUSE, 1)
+    assert r.dataflow == "output-stationary" and r.cycles == 2
+    assert r.buffer_energy_j == pytest.approx(96e-12)
+    # registers: 2 · 16 MACs + 2 · 4 B · 2 cycles · 8 accumulators + 16 weight reads into
+    # one MAC each + 16 input reads into sK/span = 1 lane each = 192 B
+    assert r.register_energy_j == pytest.approx(1.92e-12)
+
+
+def test_reuse_weight_stationary_reads_weights_once_per_sub_batch():
+    """A 1×1 conv 8 → 8 on 2×2 pixels at batch 2 on one unit of REUSE: PEs over channels,
+    8 pixels × 1 reduction step = 8 cycles. Weight-stationary reads the 64 weights once
+    for both samples (not once per sample: only a matmul's second operand is per
+    sample); inputs 8 cycles × 8 = 64 B, the 64 outputs read out: 192 B read; 64
+    outputs + 64 + 64 fills = 192 B written: 384 pJ. Output- and input-stationary read
+    8 × 64 = 512 weight bytes. Registers 2 · 512 + 2 · 4 · 8 · 8 + 64 + 64 · 8 = 2,112 B."""
+    conv = Layer("c", OpKind.CONV, K=8, C=8, H=2, W=2, R=1, S=1, in_elems=32,
+                 weight_elems=64)
+    r = layer_on_units(conv, REUSE, 1, batch=2)
+    assert r.dataflow == "weight-stationary" and r.cycles == 8
+    assert r.buffer_energy_j == pytest.approx(384e-12)
+    assert r.register_energy_j == pytest.approx(21.12e-12)
 
 
 def test_reuse_spill_keeps_what_fits_and_streams_the_rest():
@@ -224,6 +303,14 @@ def test_reuse_spill_keeps_what_fits_and_streams_the_rest():
     assert r.footprint_bytes == 4224
     assert r.ifmap_fetch_bytes == 64 and r.weight_fetch_bytes == 4096
     assert layer_on_units(fc, replace(SMALL, buffer_bytes=2048), 1).ifmap_fetch_bytes == 256
+    # an fc of 16 × 16 with a 256 B buffer: the weights stream in two 128 B chunks, one per
+    # output-channel pass, so an input held in a register meets one pass at a time and
+    # input-stationary saves nothing (shared = 2 passes / 2 chunks): all three orders
+    # read 256 + 4 cycles · 8 + 16 = 304 B and write 16 + 256 + 16 = 288 B, a tie
+    small = layer_on_units(Layer("f", OpKind.FC, K=16, C=16, in_elems=16, weight_elems=256),
+                           replace(REUSE, buffer_bytes=256), 1)
+    assert small.dataflow == "output-stationary" and small.cycles == 4
+    assert small.buffer_energy_j == pytest.approx(592e-12)
     # neither fits half: CONV on 512 B re-reads the input per weight chunk (5 × 512 B)
     # rather than the weights per activation chunk (6 × 1152 B)
     c = layer_on_units(CONV, replace(REUSE, buffer_bytes=512), 1)

@@ -487,12 +487,25 @@ class NeuronGraph:
 
     def weighted_degree(self) -> np.ndarray:
         """Sum of the weights of the edges at each vertex."""
-        return np.add.reduceat(self.weights, self.indptr[:-1]) * (np.diff(self.indptr) > 0) \
-            if self.nnz else np.zeros(self.n, np.int64)
+        # bincount, not reduceat: reduceat refuses the start index nnz of trailing
+        # vertices without edges
+        rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))
+        return np.bincount(rows, weights=self.weights, minlength=self.n).astype(np.int64)
 
     def neighbors(self, v: int) -> tuple[np.ndarray, np.ndarray]:
         a, b = self.indptr[v], self.indptr[v + 1]
         return self.indices[a:b], self.weights[a:b]
+
+    def read_rows(self, vertices: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR rows ``(indptr, indices, weights)`` of the given vertices (any order) — the
+        interface of the on-disk readers (``SeedZipReader.read_rows``), so that code
+        taking rows works on a graph in memory and on one on disk alike."""
+        v = np.asarray(vertices, dtype=np.int64)
+        lo, hi = self.indptr[v], self.indptr[v + 1]
+        ptr = np.zeros(v.size + 1, np.int64)
+        np.cumsum(hi - lo, out=ptr[1:])
+        sel = np.repeat(lo - ptr[:-1], hi - lo) + np.arange(ptr[-1], dtype=np.int64)
+        return ptr, self.indices[sel], self.weights[sel]
 
     def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The undirected edges as ``(u, v, w)`` arrays with ``u < v``."""

@@ -98,8 +98,6 @@ PART_RULES = ("slack", "min", "per-split")
 PARTS = "slack"
 #: V-cycles after the first uncoarsening.
 VCYCLES = 1
-#: k-way FM: a pass ends after max(100, n / KWAY_STALL_DIV) moves without a new best.
-KWAY_STALL_DIV = 1000
 #: Graphs below this many vertices fit the caches: never renumbered for locality.
 REORDER_MIN_VERTICES = 100_000
 LOCAL_SPAN = 4096
@@ -574,8 +572,7 @@ def kway_uncoarsen(hier: Hierarchy, coarse_part: np.ndarray, nparts: int, capaci
         d, mv, _ = balance(g, part, nparts, capacity)
         delta += d
         balanced += mv
-        d, mv = kway_fm(g, part, nparts, capacity, passes, max(100, g.n // KWAY_STALL_DIV),
-                        cut=cut + delta)
+        d, mv = kway_fm(g, part, nparts, capacity, passes, cut=cut + delta)
         delta += d
         moves.append(mv)
         if callable(progress):

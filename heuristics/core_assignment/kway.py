@@ -308,16 +308,20 @@ def balance(graph: NeuronGraph, part: np.ndarray, nparts: int, capacity: int
     return int(d), int(mv), int(over)
 
 
+#: A pass ends after max(100, n / STALL_DIV) moves without a new best (the default).
+STALL_DIV = 1000
+
+
 def kway_fm(graph: NeuronGraph, part: np.ndarray, nparts: int, capacity: int,
             passes: int = 8, stall: int | None = None, min_gain: float = 1e-4,
             cut: int | None = None) -> tuple[int, int]:
     """k-way FM refinement of ``part`` (in place), every part kept within ``capacity``
     (parts already above it may only shrink). Passes repeat until one gains less than
     ``min_gain`` of the cut or after ``passes``; ``stall`` moves without a new best end a
-    pass (default max(100, n/50)); ``cut``: the partition's cut weight if the caller
+    pass (default max(100, n / ``STALL_DIV``)); ``cut``: the partition's cut weight if the caller
     knows it (else computed). Returns (change of the cut weight ≤ 0, moves kept)."""
     load = _loads(graph, part, nparts)
-    st = int(stall if stall is not None else max(100, graph.n // 50))
+    st = int(stall if stall is not None else max(100, graph.n // STALL_DIV))
     cut = graph.cut_weight(part) if cut is None else int(cut)
     delta = moves = 0
     for _ in range(passes):

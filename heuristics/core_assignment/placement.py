@@ -12,6 +12,7 @@ refinement). Choices where the document is silent are marked [ours] and listed i
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba as nb
 import numpy as np
@@ -56,7 +57,7 @@ def check_fits(n_groups: int, rows: int, cols: int) -> None:
                          "(neuro-RxC-kCAP)")
 
 
-def fit_to_cores(graph: NeuronGraph, group: np.ndarray, n_groups: int, capacity: int,
+def fit_to_cores(graph: Any, group: np.ndarray, n_groups: int, capacity: int,
                  cores: int) -> tuple[np.ndarray, int, dict[str, int]]:
     """Make a partition with more groups than cores fit the array [ours; issue 11]: the
     lightest group is dissolved — each of its vertices (largest first) to the group it
@@ -64,7 +65,9 @@ def fit_to_cores(graph: NeuronGraph, group: np.ndarray, n_groups: int, capacity:
     ``cores`` groups remain; if no group can be dissolved, every vertex is repacked
     first-fit decreasing into ``cores`` groups. Fails (one line) only when the total
     size exceeds cores × capacity, a vertex exceeds a core, or the repacking fails.
-    Returns (group, G, stats); unchanged when G ≤ cores."""
+    ``graph``: a :class:`NeuronGraph` or an on-disk reader — only its ``sizes`` and the
+    rows of the dissolved groups' vertices (``read_rows``) are read. Returns (group, G,
+    stats); unchanged when G ≤ cores."""
     if n_groups <= cores:
         return group, n_groups, {}
     total = int(graph.sizes.sum())
@@ -87,15 +90,16 @@ def fit_to_cores(graph: NeuronGraph, group: np.ndarray, n_groups: int, capacity:
         k = int(cands[0])
         verts = np.flatnonzero(g == k)
         verts = verts[np.argsort(-graph.sizes[verts], kind="stable")]
+        ptr, idx, wts = graph.read_rows(verts)
         new_load = load.copy()
         moved: list[tuple[int, int]] = []
         ok = True
-        for v in verts:
+        for i, v in enumerate(verts):
             conn: dict[int, int] = {}
-            for j in range(graph.indptr[v], graph.indptr[v + 1]):
-                t = int(g[graph.indices[j]])
+            for j in range(ptr[i], ptr[i + 1]):
+                t = int(g[idx[j]])
                 if t != k:
-                    conn[t] = conn.get(t, 0) + int(graph.weights[j])
+                    conn[t] = conn.get(t, 0) + int(wts[j])
             room = [t for t in np.flatnonzero(alive) if t != k and
                     new_load[t] + graph.sizes[v] <= capacity]
             if not room:

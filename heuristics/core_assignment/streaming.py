@@ -55,7 +55,13 @@ from .multilevel import (
     pack_groups,
     recursive_bisection,
 )
-from .placement import MAX_ITER, TOP_FRACTION, force_directed, place_recursive_bisection
+from .placement import (
+    MAX_ITER,
+    TOP_FRACTION,
+    fit_to_cores,
+    force_directed,
+    place_recursive_bisection,
+)
 
 
 def heaviest_on_disk(reader: Any, seed: int, batch: int = 65536
@@ -268,18 +274,22 @@ def seed004_on_disk(path: str | os.PathLike[str], workdir: str | os.PathLike[str
                     min_reduction: float = MIN_REDUCTION, starts: int = STARTS,
                     passes: int = 1, top_fraction: float = TOP_FRACTION,
                     max_iter: int = MAX_ITER, keep_levels: bool = False,
-                    progress: Callable[[str], None] | None = None) -> DiskMapping:
+                    progress: Callable[[str], None] | None = None,
+                    multicast: bool = False) -> DiskMapping:
     """Seed 004 steps 2–8 with every graph of more than the coarsest level kept on disk
     (§ 64: the graph is saved to the file system): coarsening level files
     (:func:`coarsen_on_disk`), the coarsest level loaded for the recursive bisection,
     the refinement before each projection read from each level's file in its random
-    order (:func:`refine_on_disk`), the groups' quotient graph read from the original
-    file (:func:`contract_on_disk`), then the placement and force-directed steps on the
-    quotient in memory. Memory: O(n) (the cmaps, the parts and the zip directories),
-    one batch of rows, and the coarsest level while it is bisected. Same seed ⇒ the
-    same mapping as the ``seed004`` method on the graph in memory (tested). Level files
-    are deleted at the end unless ``keep_levels``. A graph that needs more groups than
-    ``rows × cols`` cores raises :class:`chipsched.errors.InputError`."""
+    order (:func:`refine_on_disk`), surplus groups of a tight mesh dissolved
+    (:func:`.placement.fit_to_cores`, reading the rows of their vertices), the groups'
+    quotient graph read from the original file (:func:`contract_on_disk`; with
+    ``multicast`` the packet graph, from :func:`flows_on_disk`), then the placement and
+    force-directed steps on the quotient in memory. Memory: O(n) (the cmaps, the parts
+    and the zip directories), one batch of rows, and the coarsest level while it is
+    bisected. Same seed ⇒ the same mapping as the ``seed004`` method on the graph in
+    memory (tested). Level files are deleted at the end unless ``keep_levels``. Fails
+    (one line) only where the in-memory method does: a graph that does not fit
+    ``rows × cols`` cores."""
     ss = np.random.SeedSequence(seed).generate_state(2)
     ps = np.random.SeedSequence(int(ss[0])).generate_state(3)
     stats: dict[str, Any] = {"stage_s": {}}
@@ -299,8 +309,9 @@ def seed004_on_disk(path: str | os.PathLike[str], workdir: str | os.PathLike[str
         with open_reader(paths[-1]) as r:
             if progress is not None:
                 progress(f"loading the coarsest level: {r.n:,} vertices, {r.m:,} edges")
-            # a level file is this function's own output: symmetric by construction
-            coarsest = r.load(check_symmetry=False)
+            # a level file is this function's own output, symmetric by construction; the
+            # user's file (no level merged anything) is checked
+            coarsest = r.load(check_symmetry=len(paths) == 1)
         part, cut = recursive_bisection(coarsest, capacity, int(ps[1]), starts)
         nparts = int(part.max()) + 1
         del coarsest
@@ -326,11 +337,19 @@ def seed004_on_disk(path: str | os.PathLike[str], workdir: str | os.PathLike[str
                 Path(p).unlink(missing_ok=True)
     group, n_groups = pack_groups(part)
     del part
-    if n_groups > rows * cols:
-        raise InputError("cores", f"seed 004 made {n_groups:,} groups for {rows}×{cols} = "
-                         f"{rows * cols:,} cores", "use a larger array (rows, cols)")
+    cut = int(cut + delta)
+    tight = n_groups > rows * cols
     with open_reader(Path(path)) as r:
+        if tight:  # as the in-memory method's `_fit`
+            group, n_groups, fit = fit_to_cores(r, group, n_groups, capacity, rows * cols)
+            stats.update(fit)
+            done("fit")
         q = contract_on_disk(r, group, n_groups)
+        if tight:
+            cut = q.total_weight  # the synapse quotient's edges are the cut
+        if multicast:  # place on the packet graph, as every in-memory method does
+            src, dst, pk = flows_on_disk(r, group, n_groups, multicast=True)
+            q = NeuronGraph.from_edges(q.sizes, src, dst, pk, name="quotient/multicast")
     done("quotient")
     if progress is not None:
         progress(f"placing {n_groups:,} groups on {rows}×{cols}")
@@ -341,7 +360,7 @@ def seed004_on_disk(path: str | os.PathLike[str], workdir: str | os.PathLike[str
     stats.update({"levels": len(cmaps), "initial_parts": nparts, "groups": n_groups,
                   "initial_cut": int(cut), "refine_moves": moves, **fs,
                   "level_vertices": [int(c.max()) + 1 for c in cmaps]})
-    return DiskMapping(group, gc, int(cut + delta), q, stats)
+    return DiskMapping(group, gc, cut, q, stats)
 
 
 @dataclass(frozen=True, eq=False)
@@ -392,7 +411,7 @@ def seed004_zip(path: str | os.PathLike[str], hardware: Hardware,
     try:
         mapping = seed004_on_disk(path, wd, cap, rows, cols, open_reader, open_writer,
                                   seed, keep_levels=keep_levels, progress=progress,
-                                  **params)
+                                  multicast=objective == "multicast", **params)
     finally:
         if own_tmp and not keep_levels:
             for p in wd.glob("*"):

@@ -442,6 +442,11 @@ def _decode_batch(buf, offsets, verts, n, sizes):  # pragma: no cover - numba
         if not ok or vals.shape[0] != 1:
             return (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
                     verts[i], 1)
+        # every edge takes four varints of at least one byte: a count the member cannot
+        # hold is corrupt, and must not size the allocation below
+        if vals[0] < 0 or 1 + 4 * vals[0] > offsets[i + 1] - offsets[i]:
+            return (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                    verts[i], 2)
         counts[i] = vals[0]
         total += vals[0]
     indptr = np.zeros(nv + 1, np.int64)
@@ -627,6 +632,11 @@ class SeedZipReader:
             if not ok or vals.shape[0] != 3 or vals[0] != FORMAT_VERSION:
                 raise _corrupt(self.path, "bad header member")
             self.n, self.m = int(vals[1]), int(vals[2])
+            if self.n > self._off.shape[0]:  # fewer members than vertices
+                gaps = np.flatnonzero(self._off < 0)
+                first = int(gaps[0]) if gaps.size else self._off.shape[0]
+                raise _corrupt(self.path, f"member 'edges/{first}' missing (the header "
+                               f"says n = {self.n})")
             sz, _, ok = decode_varints(np.frombuffer(self._named(1, "sizes"), np.uint8), -1)
             if not ok or sz.shape[0] != self.n:
                 raise _corrupt(self.path, f"sizes member holds {sz.shape[0]} values, "
