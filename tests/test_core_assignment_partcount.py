@@ -208,3 +208,13 @@ def test_budgeted_split_overshoots_by_at_most_two_largest_vertices(seed, n, hi):
     loads = np.bincount(part, weights=sizes, minlength=2)
     assert loads.max() <= max(math.ceil(T / 2), T - T // 2) + 2 * int(sizes.max())
     assert cut == g.cut_weight(part)
+
+
+def test_an_empty_graph_has_no_parts():
+    """Review finding: both partitions raised a numpy ValueError on a graph without
+    vertices (library callers; instances refuse empty graphs)."""
+    from chipsched.heuristics.core_assignment import seed004_partition
+
+    g = NeuronGraph.from_edges(np.zeros(0, np.int64), [], [], [])
+    for res in (plus_partition(g, 10, 4, 0), seed004_partition(g, 10, 0)):
+        assert (res.n_groups, res.cut, res.group.size) == (0, 0, 0)

@@ -480,6 +480,8 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
     graphs first (:func:`locality_order`)."""
     if parts not in PART_RULES:
         raise ValueError(f"parts must be one of {', '.join(PART_RULES)}, got {parts!r}")
+    if graph.n == 0:
+        return PartitionResult(np.zeros(0, np.int64), 0, 0, {})
     order = locality_order(graph) if reorder else None
     if order is not None:
         if callable(progress):

@@ -603,6 +603,8 @@ def seed004_partition(graph: NeuronGraph, capacity: int, seed: int = 0, tries: i
                       ) -> PartitionResult:
     """Seed 004 steps 2–5 with the document's defaults: coarsen, recursive greedy
     bisection of the coarsest graph, uncoarsen with refinement, pack into groups."""
+    if graph.n == 0:
+        return PartitionResult(np.zeros(0, np.int64), 0, 0, {})
     ss = np.random.SeedSequence(seed).generate_state(3)
     hier = coarsen(graph, capacity, int(ss[0]), tries, merge_fraction, min_reduction,
                    progress=progress)
