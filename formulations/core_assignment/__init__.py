@@ -179,19 +179,22 @@ def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutp
 
 
 def _keep_better_warm_start(instance: Instance, inp: Any, hint: np.ndarray | None,
-                            res: MethodOutput) -> MethodOutput:
+                            res: MethodOutput, group: np.ndarray | None = None
+                            ) -> MethodOutput:
     """A solver stopped by its time limit can end on an incumbent worse than the warm
-    start it was given (CP-SAT hints are not guaranteed to be kept): return the warm
-    start then, with the solver's bound."""
+    start it was given (CP-SAT hints are not guaranteed to be kept), or on none: return
+    the warm start then, with the solver's bound. ``group``: ``inp`` and ``hint`` are the
+    groups' (a ``-place`` model); the solution maps every vertex to its group's core."""
     if hint is None or res.status is Status.OPTIMAL:
         return res
-    hv = _own_value(instance, inp, np.asarray(hint, dtype=np.int64))
+    hint = np.asarray(hint, dtype=np.int64)
+    hv = _own_value(instance, inp, hint)
     if res.objective is not None and res.objective <= hv:
         return res
     why = ("the solver found no solution in time" if res.objective is None else
            "the solver ended above its warm start")
     return MethodOutput(res.status if res.objective is not None else Status.TIME_LIMIT,
-                        Solution(np.asarray(hint, dtype=np.int64)), objective=hv,
+                        Solution(hint if group is None else hint[group]), objective=hv,
                         bound=res.bound, stats={**res.stats, "kept_warm_start": True},
                         message=f"{why}; the warm start is reported with the solver's bound")
 
@@ -284,10 +287,12 @@ def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOut
     stats.update({**out.stats, "formulation": "qap (b)", "backend": out.backend})
     bound = None if out.bound is None else instance.objective_from_traffic(out.bound, cut)
     if gc is None:
-        return MethodOutput(out.status, None, bound=bound, stats=stats)
-    return MethodOutput(out.status, Solution(gc[group]),
-                        objective=instance.objective_from_traffic(out.objective, cut),
-                        bound=bound, stats=stats)
+        res = MethodOutput(out.status, None, bound=bound, stats=stats)
+    else:
+        res = MethodOutput(out.status, Solution(gc[group]),
+                           objective=instance.objective_from_traffic(out.objective, cut),
+                           bound=bound, stats=stats)
+    return _keep_better_warm_start(instance, inp, warm_cores, res, group)
 
 
 SPACE = "placements of a fixed partition (the warm start's — e.g. of -p groups=METHOD —, " \
