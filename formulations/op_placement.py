@@ -380,7 +380,15 @@ def cpsat(instance: Instance, options: SolveOptions, params: CpsatParams) -> Met
     bound = None if out.bound is None else float(out.bound) * unit
     stats = {**out.stats, "resolution": tau, "classes": len(info["classes"]),
              "lower_bound": lower_bound(instance), "warm_start": warm is not None}
+    warm_value = None if warm is None else instance.objective(*makespan_energy(instance, warm))
     if not out.has_solution:
+        if warm is not None and out.status is not Status.INFEASIBLE:
+            # the solver stopped before it had a schedule of its own: the schedule it was
+            # handed is the answer, with the solver's bound (as the MILP does)
+            return MethodOutput(out.status, warm, objective=warm_value, bound=bound,
+                                stats={**stats, "returned": "warm start"},
+                                message="no schedule better than the warm start found "
+                                "within the limits")
         return MethodOutput(out.status, None, bound=bound, stats=stats,
                             message="no schedule found within the limits")
     classes = info["classes"]
@@ -397,6 +405,10 @@ def cpsat(instance: Instance, options: SolveOptions, params: CpsatParams) -> Met
     rounding = (w_time * (instance.n_ops + len(instance.edges)) + w_energy * instance.n_ops) \
         * unit
     model = None if out.objective is None else float(out.objective) * unit
+    if warm_value is not None and warm_value < value:
+        # a hint is not guaranteed to be kept: never report worse than the warm start
+        sol, value, model = warm, warm_value, None
+        stats["returned"] = "warm start"
     status, msg = _status(instance, out.status, value, bound)
     return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg,
                         model_objective=model, model_tol=rounding)

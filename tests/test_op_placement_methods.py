@@ -362,6 +362,17 @@ def test_warm_starts_are_used():
               .solution([0] * 10, [0] * 10, range(10)))
 
 
+@pytest.mark.parametrize("method", ["cpsat", "milp"])
+def test_out_of_time_exact_runs_report_their_warm_start(method):
+    """Review finding: CP-SAT stopped before its first schedule reported none although
+    it was handed HEFT's (the MILP already returned its start)."""
+    inst = load_instance("random:n=30,p=3,seed=7,ccr=1", SOC)
+    h = solve(DEC, inst, "heft")
+    r = solve(DEC, inst, method, time_limit=1e-3, warm_start=h, threads=1)
+    assert r.status is Status.TIME_LIMIT and r.solution is not None
+    assert r.objective <= h.objective
+
+
 def test_energy_optimum_is_the_cheapest_processor_per_op():
     inst = load_instance("tiny", SOC, objective="energy")
     best = inst.energy.min(axis=1).sum()  # energy does not depend on the schedule
