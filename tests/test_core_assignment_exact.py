@@ -241,3 +241,28 @@ def test_a_placement_model_out_of_time_reports_its_warm_start(method):
     r = solve("core_assignment", inst, method, warm_start=start, time_limit=0.001)
     assert r.status is not Status.ERROR and r.solution is not None
     assert r.objective is not None and r.objective <= start.objective
+
+
+def test_a_placement_incumbent_reports_its_true_traffic(monkeypatch):
+    """Review finding (a flaky failure under load): the ``-place`` models reported the
+    model's value of a time-limited incumbent, whose distance variables may exceed the
+    hops, and the face refused the mismatch. They now report the placement's true
+    traffic, the model's value as ``model_objective`` (at least as large)."""
+    from dataclasses import replace
+
+    import chipsched.formulations.core_assignment.models as models
+    from chipsched.api import make_instance, solve
+
+    real = models.cpsat_qap
+
+    def slack_incumbent(inp, options, hint=None, glb=True):
+        out, gc = real(inp, options, hint, glb)
+        # what an incumbent with dx, dy above |ΔX|, |ΔY| looks like to the caller
+        return replace(out, status=Status.TIME_LIMIT, objective=out.objective + 7), gc
+
+    monkeypatch.setattr(models, "cpsat_qap", slack_incumbent)
+    inst = make_instance("core_assignment", layered_random(3, 6, 2, seed=2), "neuro-3x3-k2")
+    r = solve("core_assignment", inst, "cpsat-place", time_limit=10, threads=1,
+              auto_warm_start=False, groups="seed004")
+    assert r.status is Status.TIME_LIMIT
+    assert r.metrics["solver"]["model_objective"] == r.objective + 7

@@ -83,6 +83,15 @@ def _own_value(instance: Instance, inp: Any, core: np.ndarray) -> float:
     return instance.objective_from_traffic(int((w * hops).sum()), int(w[a != b].sum()))
 
 
+def _round_bound(instance: Instance, bound: float) -> float:
+    """Integer edge weights × integer hops: every traffic, cut or multicast objective is
+    an integer, so a fractional LP/MILP bound (497.478) rounds up (less the solver's
+    tolerance)."""
+    if instance.objective.name in ("traffic", "cut", "multicast"):
+        return float(math.ceil(bound - 1e-6 * max(1.0, abs(bound))))
+    return bound
+
+
 def _output(instance: Instance, out: Any, core: np.ndarray | None, formulation: str,
             bound_valid: bool = True, inp: Any = None, model_tol: float = 0.0
             ) -> MethodOutput:
@@ -91,13 +100,8 @@ def _output(instance: Instance, out: Any, core: np.ndarray | None, formulation: 
     def scale(x: float) -> float:
         return instance.objective_from_traffic(x, x)
 
-    bound = None
-    if bound_valid and out.bound is not None:
-        bound = scale(out.bound)
-        if instance.objective.name in ("traffic", "cut", "multicast"):
-            # integer edge weights × integer hops: every objective is an integer, so a
-            # fractional LP/MILP bound (497.478) rounds up (less the solver's tolerance)
-            bound = float(math.ceil(bound - 1e-6 * max(1.0, abs(bound))))
+    bound = _round_bound(instance, scale(out.bound)) \
+        if bound_valid and out.bound is not None else None
     if core is None:
         return MethodOutput(out.status, None, bound=bound, stats=stats,
                             message="no solution found")
@@ -285,13 +289,17 @@ def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOut
     else:
         out, gc = milp_mesh(inp, options, True, warm_cores)
     stats.update({**out.stats, "formulation": "qap (b)", "backend": out.backend})
-    bound = None if out.bound is None else instance.objective_from_traffic(out.bound, cut)
+    bound = None if out.bound is None else \
+        _round_bound(instance, instance.objective_from_traffic(out.bound, cut))
     if gc is None:
         res = MethodOutput(out.status, None, bound=bound, stats=stats)
     else:
+        # the model's distances are only bounded below by the hops: a time-limited
+        # incumbent's model value can exceed its true traffic, which is what it reports
         res = MethodOutput(out.status, Solution(gc[group]),
-                           objective=instance.objective_from_traffic(out.objective, cut),
-                           bound=bound, stats=stats)
+                           objective=_own_value(instance, inp, gc), bound=bound, stats=stats,
+                           model_objective=instance.objective_from_traffic(out.objective,
+                                                                           cut))
     return _keep_better_warm_start(instance, inp, warm_cores, res, group)
 
 
