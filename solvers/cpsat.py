@@ -66,7 +66,12 @@ def solve_cpsat(model: cp_model.CpModel, options: SolveOptions,
     objective = solver.objective_value if has_solution and has_obj else None
     bound = solver.best_objective_bound if has_obj and code != cp_model.INFEASIBLE else None
     if status is Status.OPTIMAL and has_obj:
-        bound = objective
+        if options.mip_gap > 0 and abs(objective - bound) > 1e-9 * max(1.0, abs(objective)):
+            # CP-SAT says OPTIMAL when it stops at relative_gap_limit: keep its bound, and
+            # the run is a solution with a gap, not a proof
+            status = Status.FEASIBLE
+        else:
+            bound = objective
     stats = {"branches": solver.num_branches, "conflicts": solver.num_conflicts,
              "workers": options.workers, "response": solver.response_stats().splitlines()[0]
              if solver.response_stats() else ""}

@@ -89,6 +89,10 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, solver: str | N
     if status is Status.OPTIMAL and objective is not None:
         # the backend stops at its gap tolerance; report its bound, not the objective
         bound = bound if bound is not None else objective
+        gap = (objective - bound) if minimize else (bound - objective)
+        if options.mip_gap > 0 and gap > 1e-9 * max(1.0, abs(objective)):
+            # stopped at the user's gap limit: a solution and a bound, not a proof
+            status = Status.FEASIBLE
     return ExactOutcome(name, status, objective, bound, time.perf_counter() - t0, has_solution,
                         stats)
 
@@ -236,6 +240,15 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
             os.unlink(log_file)
     tc = res.solver.termination_condition
     has_solution = len(res.solution) > 0 and tc not in (TerminationCondition.infeasible,)
+    said = str(res.solver.termination_message or "").lower()
+    if tc == TerminationCondition.intermediateNonInteger or (
+            name == "cbc" and tc == TerminationCondition.infeasible
+            and options.time_limit is not None and "proven" not in said):
+        # CBC stopped by its limit before an integer solution: what it hands back is
+        # the LP relaxation's values (or, stopped early enough, "infeasible" without a
+        # proof) — no solution, no proof
+        has_solution = False
+        tc = TerminationCondition.maxTimeLimit
     if tc == TerminationCondition.optimal:
         status = Status.OPTIMAL
     elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.maxIterations,

@@ -266,3 +266,15 @@ def test_a_placement_incumbent_reports_its_true_traffic(monkeypatch):
               auto_warm_start=False, groups="seed004")
     assert r.status is Status.TIME_LIMIT
     assert r.metrics["solver"]["model_objective"] == r.objective + 7
+
+
+@pytest.mark.parametrize("method", ["cpsat", "milp"])
+def test_the_partition_model_out_of_time_reports_its_warm_start(method):
+    """Review finding: the cut objective's model dropped its warm start (the traffic and
+    multicast models kept it)."""
+    from chipsched.api import make_instance, solve
+
+    inst = make_instance("core_assignment", "stencil:nx=17,ny=17", objective="cut")
+    warm = solve("core_assignment", inst, "seed004-plus")
+    r = solve("core_assignment", inst, method, time_limit=1e-3, warm_start=warm, threads=1)
+    assert r.solution is not None and r.objective <= warm.objective

@@ -202,3 +202,17 @@ def test_processor_chain_real_network_all_agree(objective):
         r = chipsched.solve("region_split", inst, m, time_limit=60)
         assert r.status is Status.OPTIMAL and _close(r.objective, dp.objective)
         assert r.bound <= dp.objective * (1 + REL)
+
+
+@pytest.mark.parametrize("method", ["cpsat", "milp"])
+def test_soc_models_out_of_time_report_their_start(method):
+    """Review finding: the processor-chain models stopped without a solution reported none
+    although they were handed a warm start (the chiplet models fall back on the pruning
+    step's incumbent); they now report their start with the solver's bound."""
+    from chipsched.api import make_instance, solve
+
+    inst = make_instance("region_split", "tiny", "soc-npu-gpu-cpu")
+    warm = solve("region_split", inst, "seed001-threshold")
+    r = solve("region_split", inst, method, time_limit=1e-3, warm_start=warm, threads=1)
+    assert r.solution is not None and r.objective <= warm.objective
+    assert r.bound is None or r.bound <= r.objective

@@ -211,3 +211,38 @@ def test_the_face_gives_exact_methods_its_deadline(monkeypatch):
     with pytest.raises(InputError, match="deadline"):  # not a user option
         face_solve("op_placement", make_instance("op_placement", "tiny"), "cpsat",
                    deadline=1.0)
+
+
+@pytest.mark.parametrize("method", ["cpsat", "milp"])
+def test_a_run_stopped_at_the_gap_limit_is_no_proof(method):
+    """Review finding: CP-SAT says OPTIMAL when it stops at its relative gap limit, and
+    its bound was then overwritten by the objective — "optimal", gap 0, 13 % above the
+    true optimum. A run stopped at a user's ``mip_gap`` keeps the solver's bound and is
+    FEASIBLE unless that bound closes the gap (HiGHS and CBC likewise)."""
+    from chipsched.api import make_instance, solve
+
+    inst = make_instance("region_split", "tiny", "soc-npu-gpu-cpu")
+    opt = solve("region_split", inst, method, time_limit=20, threads=1)
+    assert opt.status is Status.OPTIMAL
+    r = solve("region_split", inst, method, time_limit=20, threads=1, mip_gap=0.5)
+    assert r.bound <= opt.objective * (1 + 1e-6)
+    if r.objective > opt.objective * (1 + 1e-6):
+        assert r.status is Status.FEASIBLE and r.gap > 0
+
+
+def test_cbc_stopped_before_an_integer_solution_has_none():
+    """Review finding: CBC stopped by its limit before any integer solution hands back the
+    LP relaxation's values (loaded as a solution: over-full cores, a ConsistencyError)
+    or says "infeasible" without a proof. Either way: no solution, no proof, and the
+    face reports the warm start when it has one."""
+    from chipsched.api import make_instance, solve
+
+    inst = make_instance("core_assignment", "stencil:nx=17,ny=17", objective="cut")
+    for limit in (0.3, 0.6):
+        r = solve("core_assignment", inst, "milp", time_limit=limit, milp_solver="cbc",
+                  auto_warm_start=False)
+        assert r.status in (Status.TIME_LIMIT, Status.OPTIMAL, Status.FEASIBLE)
+    warm = solve("core_assignment", inst, "seed004-plus")
+    r = solve("core_assignment", inst, "milp", time_limit=0.3, milp_solver="cbc",
+              warm_start=warm)
+    assert r.solution is not None and r.objective <= warm.objective

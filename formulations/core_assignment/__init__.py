@@ -157,7 +157,8 @@ def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutp
     if instance.objective.name == "cut":
         fn = cpsat_partition if backend == "cpsat" else milp_partition
         out, core = fn(inp, options, hint)
-        return _output(instance, out, core, "partition (a)", inp=inp)
+        res = _output(instance, out, core, "partition (a)", inp=inp)
+        return _keep_better_warm_start(instance, inp, hint, res)
     qap = instance.forced_partition
     if qap and inp.n > inp.cores:
         return MethodOutput(Status.INFEASIBLE, message=f"no two vertices fit on one core and "

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from chipsched.errors import InputError
+from chipsched.method import MethodOutput
 from chipsched.problems.region_split import (
     ChipletInstance,
     SocInstance,
@@ -19,6 +20,7 @@ from chipsched.problems.region_split import (
     soc_stage,
     soc_tables,
 )
+from chipsched.result import Status
 
 #: CP-SAT costs are integers: the largest kept option maps to this many units. At 1e10
 #: CP-SAT claimed wrong optima (latency, ResNet-50 on 36 sub-chiplets) — large
@@ -64,6 +66,33 @@ def soc_start(inst: SocInstance, warm: Any) -> list[int]:
             return [p for (a, b), p in zip(regs, procs, strict=True) for _ in range(a, b + 1)]
     _, regs, procs = soc_ub(inst)
     return [p for (a, b), p in zip(regs, procs, strict=True) for _ in range(a, b + 1)]
+
+
+def soc_output(inst: SocInstance, out: Any, start: list[int], assign: list[int] | None,
+               bound: float | None, stats: dict[str, Any], model: float | None,
+               model_tol: float) -> MethodOutput:
+    """A SoC model's result: the decoded assignment, or — when the solver stopped without
+    one, or on one worse than the start it was handed (a CP-SAT hint need not be kept) —
+    the start (warm start or the UB's split) with the solver's bound."""
+    st = soc_decode(inst, start)
+    st_value = soc_table_value(inst, st.regions, st.processors)
+    if assign is not None:
+        sol = soc_decode(inst, assign)
+        value = soc_table_value(inst, sol.regions, sol.processors)
+        if value <= st_value or out.status is Status.OPTIMAL:
+            return MethodOutput(out.status, sol, objective=value,
+                                bound=None if bound is None else min(bound, value),
+                                stats=stats, model_objective=model, model_tol=model_tol)
+    if out.status is Status.INFEASIBLE:
+        return MethodOutput(out.status, None, bound=bound, stats=stats)
+    why = ("the solver found no solution in time" if assign is None else
+           "the solver ended above its start")
+    status = out.status if assign is not None else Status.TIME_LIMIT
+    return MethodOutput(status, st, objective=st_value,
+                        bound=None if bound is None else min(bound, st_value),
+                        stats={**stats, "returned": "start"},
+                        message=f"{why}; its start (the warm start, else the upper bound's "
+                        "split) is reported with the solver's bound")
 
 
 def chiplet_table_value(inst: ChipletInstance, table: np.ndarray,

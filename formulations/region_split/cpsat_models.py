@@ -26,9 +26,8 @@ from .common import (
     CPSAT_RESOLUTION,
     EPS,
     chiplet_table_value,
-    soc_decode,
+    soc_output,
     soc_start,
-    soc_table_value,
     soc_ub,
 )
 from .pruning import ChipletOptions, chiplet_options, start_values
@@ -200,13 +199,8 @@ def cpsat_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
     stats = {**out.stats, "layers": L, "processors": P}
     # a stage's integer value is within (−1, +2) units of the true one: subtract Rmax·2
     bound = None if out.bound is None else max(0.0, (out.bound - 2 * Rmax) / scale)
-    if not out.has_solution:
-        return MethodOutput(out.status, None, bound=bound, stats=stats)
-    assign = [next(p for p in range(P) if solver.value(x[l][p])) for l in range(L)]
-    sol = soc_decode(inst, assign)
-    value = soc_table_value(inst, sol.regions, sol.processors)
+    assign = [next(p for p in range(P) if solver.value(x[l][p])) for l in range(L)] \
+        if out.has_solution else None
     # a true stage is below its integer value plus one unit: Rmax + 1 units in all
-    return MethodOutput(out.status, sol, objective=value,
-                        bound=None if bound is None else min(bound, value), stats=stats,
-                        model_objective=model_value(out, scale),
-                        model_tol=(Rmax + 1) / scale)
+    return soc_output(inst, out, start, assign, bound, stats, model_value(out, scale),
+                      (Rmax + 1) / scale)

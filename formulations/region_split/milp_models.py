@@ -22,9 +22,8 @@ from .common import (
     EPS,
     MILP_SCALE,
     chiplet_table_value,
-    soc_decode,
+    soc_output,
     soc_start,
-    soc_table_value,
     soc_ub,
 )
 from .cpsat_models import model_value, pruning_incumbent
@@ -177,12 +176,7 @@ def milp_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
     out = solve_pyomo(md, options, warm_start=True)
     stats = {**out.stats, "layers": L, "processors": P, "backend": out.backend}
     bound = None if out.bound is None else out.bound / scale
-    if not out.has_solution:
-        return MethodOutput(out.status, None, bound=bound, stats=stats)
-    assign = [max(range(P), key=lambda p, l=l: md.x[l, p].value or 0) for l in range(L)]
-    sol = soc_decode(inst, assign)
-    value = soc_table_value(inst, sol.regions, sol.processors)
-    if bound is not None and bound > value:
-        bound = value
-    return MethodOutput(out.status, sol, objective=value, bound=bound, stats=stats,
-                        model_objective=model_value(out, scale), model_tol=1e-6 * ub)
+    assign = [max(range(P), key=lambda p, l=l: md.x[l, p].value or 0) for l in range(L)] \
+        if out.has_solution else None
+    return soc_output(inst, out, start, assign, bound, stats, model_value(out, scale),
+                      1e-6 * ub)
