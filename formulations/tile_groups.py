@@ -348,6 +348,13 @@ def _exact(instance: Instance, options: SolveOptions, backend_cls: type[_Backend
         unit = ud if n == 0 else ue
         st, sel, bnd = backend.solve(coef, [], _remaining(deadline))
         stats["solve_s"] = time.perf_counter() - t0 - stats["build_s"]
+        hint = sorted(backend.hints)
+        if hint and st is not Status.OPTIMAL and st is not Status.INFEASIBLE and (
+                sel is None or obj(*column_value(hint)[::-1]) < obj(*column_value(sel)[::-1])):
+            # stopped without a path, or on one worse than the warm start it was handed
+            # (a CP-SAT hint need not be kept): the warm start's path is the answer
+            sel, st = hint, Status.TIME_LIMIT
+            stats["returned"] = "warm start"
         if sel is None:
             return MethodOutput(st, None, stats=stats)
         tree = tree_of(sel)
@@ -364,14 +371,24 @@ def _exact(instance: Instance, options: SolveOptions, backend_cls: type[_Backend
                                     model_objective=model, model_tol=slack))
     front, complete, d_lb, e_lb = epsilon_front(backend, d_int, e_int, deadline)
     stats["solve_s"] = time.perf_counter() - t0 - stats["build_s"]
-    if not front:
-        return MethodOutput(Status.TIME_LIMIT, None, stats=stats,
-                            message="no Pareto point found within the time limit")
+    hint = sorted(backend.hints)
+    if not front and (complete or not hint):
+        return MethodOutput(Status.INFEASIBLE if complete else Status.TIME_LIMIT, None,
+                            stats=stats, message="no Pareto point found within the time "
+                            "limit" if not complete else "no tree in the segmented space")
     pts = []
     for dv, ev, sel in front:
         d, e = column_value(sel)
         pts.append((d, e, tree_of(sel), dv, ev, len(sel)))
-    best = min(pts, key=lambda p: obj(p[1], p[0]))
+    best = min(pts, key=lambda p: obj(p[1], p[0])) if pts else None
+    if hint and not complete:
+        # a front cut short may miss the warm start's point: never report worse than it
+        d, e = column_value(hint)
+        warm = (d, e, tree_of(hint), sum(d_int[k] for k in hint),
+                sum(e_int[k] for k in hint), len(hint))
+        if best is None or obj(e, d) < obj(best[1], best[0]):
+            best = warm
+            stats["returned"] = "warm start"
     stats["pareto_front"] = [{"latency_s": p[0], "energy_j": p[1],
                               "tree": Solution.of(instance, p[2]).text} for p in pts]
     stats["front_complete"] = complete

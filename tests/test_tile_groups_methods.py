@@ -503,3 +503,23 @@ def test_sa_beats_both_baselines_on_edge_b8_by_default(net):
     sa = chipsched.solve("tile_groups", inst, "sa", seed=1)
     for m in ("ls", "lp"):
         assert sa.objective < chipsched.solve("tile_groups", inst, m).objective
+
+
+@pytest.mark.parametrize("objective", ["latency", "e2d"])
+@pytest.mark.parametrize("backend", ["_CpSat", "_Milp"])
+def test_a_solver_that_stops_without_a_path_reports_the_warm_start(monkeypatch, objective,
+                                                                    backend):
+    """Review finding: cpsat/milp stopped before a path of their own (or a cut-short
+    Pareto front) reported nothing although the warm start maps onto their columns; the
+    warm start's path is now the answer, status time_limit. The solver is made to stop
+    at once (a real time limit would race the column building)."""
+    inst = load_instance("tiny-chain", get_chip("edge-4x4"), batch=2, objective=objective)
+    method = "cpsat" if backend == "_CpSat" else "milp"
+    opt = chipsched.solve("tile_groups", inst, method, time_limit=60)
+    monkeypatch.setattr(getattr(F, backend), "solve",
+                        lambda self, obj, limits, time_limit: (Status.TIME_LIMIT, None, None))
+    r = chipsched.solve("tile_groups", inst, method, time_limit=60, warm_start=opt)
+    assert r.status is Status.TIME_LIMIT and r.objective == pytest.approx(opt.objective)
+    assert r.metrics["solver"]["returned"] == "warm start"
+    cold = chipsched.solve("tile_groups", inst, method, time_limit=60)
+    assert cold.solution is None
