@@ -241,16 +241,18 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
     run_opts = opts if opts.time_limit is None else \
         opts.replace(deadline=t0 + float(opts.time_limit))
     out = m.run(instance, run_opts, params)
-    wall = time.perf_counter() - t0
     objective, metrics = _check(dec, m, instance, out)
     for c, cp in chained:
-        new = c.after(instance, out, opts, cp, solve=_chain_solver(reg, dec, (*_chain, method)))
+        # a chain step (e.g. -p placement=…) runs on the method's clock and deadline
+        new = c.after(instance, out, run_opts, cp,
+                      solve=_chain_solver(reg, dec, (*_chain, method)))
         if new is not out and new.solution is not None:
             value, metrics = problem.evaluate(instance, new.solution)
             if objective is not None and not _close(value, objective, 0.0):
                 raise ConsistencyError(f"{decision}/{method}: chain step {c.name} changed "
                                        f"the objective from {objective!r} to {value!r}")
         out = new
+    wall = time.perf_counter() - t0
     bound = None if out.bound is None else float(out.bound)
     if out.status is Status.OPTIMAL and objective is not None:
         bound = objective if bound is None else bound

@@ -18,6 +18,7 @@ Steps of the four decisions:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -95,9 +96,16 @@ class RegionPlacement(Chain):
             raise InputError("parameter placement", f"{params.placement!r} places "
                              "sub-chiplets on a chiplet grid; a processor chain has nothing "
                              "to place", "drop -p placement (or use placement=serpentine)")
-        sol, stats = exact_placement(instance, out.solution, placer,
-                                     params.placement_time_limit, solve, seed=options.seed,
-                                     threads=options.threads)
+        limit = params.placement_time_limit
+        if options.deadline is not None:  # within what is left of the method's limit
+            limit = min(limit, options.deadline - time.perf_counter())
+        if limit <= 0:
+            note = (f"no time left for the exact placement ({params.placement}): "
+                    "the serpentine placement stands")
+            return replace(out, stats={**out.stats, "placement": {"skipped": note}},
+                           message=f"{out.message}; {note}" if out.message else note)
+        sol, stats = exact_placement(instance, out.solution, placer, limit, solve,
+                                     seed=options.seed, threads=options.threads)
         return replace(out, solution=sol, stats={**out.stats, "placement": stats})
 
 

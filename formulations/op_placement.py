@@ -96,7 +96,7 @@ from chipsched.problems.op_placement import (
     priority_order,
 )
 from chipsched.result import Status
-from chipsched.solvers.bruteforce import MAX_CANDIDATES, enumerate_best
+from chipsched.solvers.bruteforce import MAX_CANDIDATES, STOPPED, enumerate_best
 from chipsched.solvers.options import SolveOptions
 
 DECISION = "op_placement"
@@ -822,9 +822,14 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
     size = candidate_count(instance)
     best = enumerate_best(enumerate_schedules(instance), lambda c: c[0], size=size,
                           max_candidates=params.max_candidates,
-                          what=f"op_placement instance {instance.name!r}")
-    sol = best.best[1]
+                          what=f"op_placement instance {instance.name!r}",
+                          deadline=options.deadline)
+    stats = {"schedules": best.count, "ties": best.ties, "candidates_bound": size}
+    if best.best is None:
+        return MethodOutput(Status.TIME_LIMIT, None, stats=stats, message=STOPPED)
     value = best.value
-    return MethodOutput(Status.OPTIMAL, sol, objective=value, bound=value,
-                        stats={"schedules": best.count, "ties": best.ties,
-                               "candidates_bound": size})
+    if not best.complete:
+        return MethodOutput(Status.TIME_LIMIT, best.best[1], objective=value, stats=stats,
+                            message=STOPPED)
+    return MethodOutput(Status.OPTIMAL, best.best[1], objective=value, bound=value,
+                        stats=stats)

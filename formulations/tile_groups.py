@@ -66,7 +66,7 @@ from chipsched.problems.tile_groups.segments import (
     segment_options,
 )
 from chipsched.result import Status
-from chipsched.solvers.bruteforce import enumerate_best
+from chipsched.solvers.bruteforce import STOPPED, enumerate_best
 from chipsched.solvers.options import SolveOptions
 
 #: Default largest number of columns (segment options) the exact models evaluate.
@@ -695,7 +695,7 @@ def full_space(instance: Instance) -> tuple[Iterator[Node], int]:
 
 
 def _brute(instance: Instance, trees: Iterator[Node], size: int, max_candidates: int,
-           what: str) -> MethodOutput:
+           what: str, deadline: float | None = None) -> MethodOutput:
     an = instance.analyzer
     t0 = time.perf_counter()
     # enumerate_best compares with an absolute 1e-12 tolerance below 1, and E^n·D^m values
@@ -711,9 +711,15 @@ def _brute(instance: Instance, trees: Iterator[Node], size: int, max_candidates:
         return v / ref[0]
 
     res = enumerate_best(trees, value, size=size, max_candidates=max_candidates,
-                         what=f"instance {instance.name!r} ({what})")
+                         what=f"instance {instance.name!r} ({what})", deadline=deadline)
     stats = {"trees": size, "feasible": res.count, "ties": res.ties,
              "wall_s": time.perf_counter() - t0}
+    if not res.complete:
+        if res.best is None:
+            return MethodOutput(Status.TIME_LIMIT, None, stats=stats, message=STOPPED)
+        v = res.value * ref[0]
+        return MethodOutput(Status.TIME_LIMIT, Solution.of(instance, res.best), v, None,
+                            stats=stats, message=STOPPED)
     if res.best is None:
         return MethodOutput(Status.INFEASIBLE, None, stats=stats)
     v = res.value * ref[0]
@@ -751,7 +757,8 @@ def bruteforce_seg(instance: Instance, options: SolveOptions, params: BruteParam
                    ) -> MethodOutput:
     """The oracle of :func:`cpsat` / :func:`milp`: no columns, no pruning, no solver."""
     trees, n = segmented_trees(instance)
-    return _brute(instance, trees, n, params.max_candidates, "segmented space")
+    return _brute(instance, trees, n, params.max_candidates, "segmented space",
+                  options.deadline)
 
 
 @method("tile_groups", "bruteforce", "oracle",
@@ -762,7 +769,8 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
                ) -> MethodOutput:
     """The full-space optimum for tiny networks and meshes: the SA's oracle."""
     trees, n = full_space(instance)
-    return _brute(instance, trees, n, params.max_candidates, "full tree space")
+    return _brute(instance, trees, n, params.max_candidates, "full tree space",
+                  options.deadline)
 
 
 @method("tile_groups", "bound", "bound",

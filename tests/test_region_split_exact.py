@@ -75,7 +75,7 @@ def test_cpsat_milp_dp_bruteforce_agree_on_chiplets(inst):
 def test_dp_equals_bruteforce(n, seed, chip, obj, items):
     inst = chiplet_instance(random_dag(n, seed), get_chip(chip), objective=obj, items=items)
     v, regs, cnts = dp_chiplet(chiplet_stage_table(inst), inst.chiplets, obj, None)
-    bv, _, _ = brute_chiplet(inst)
+    bv, _, _, _ = brute_chiplet(inst)
     assert _close(v, bv)
     assert _close(evaluate(inst, chiplet_solution(inst, regs, cnts))[0], v)
 
@@ -140,7 +140,7 @@ def test_cpsat_milp_dp_bruteforce_agree_on_processor_chains(inst):
         assert _close(r.objective, brute.objective), (m, r.objective, brute.objective)
         assert r.bound <= r.objective * (1 + REL)
     v, _, _ = dp_soc(inst)
-    bv, _, _ = brute_soc(inst)
+    bv, _, _, _ = brute_soc(inst)
     assert _close(v, bv)
 
 

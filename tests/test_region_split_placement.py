@@ -224,3 +224,16 @@ def test_cli_bad_placement_is_one_line_and_exit_2():
     err = res.stderr.strip()
     assert err.startswith("error: ") and "\n" not in err, err
     assert "placement" in err and "serpentine, bnb, cpsat, milp" in err
+
+
+def test_the_placement_step_runs_on_the_methods_clock():
+    """Review finding: ``-p placement=…`` ran its own 10 s after the method's clock had
+    stopped (wall_s 0.003 s for an 11 s run). The step now counts in wall_s, gets at most
+    what is left of the time limit, and is skipped (saying so) when nothing is left."""
+    inst = chipsched.make_instance("region_split", "tiny", "chiplet-4x4")
+    r = chipsched.solve("region_split", inst, "dp", time_limit=2, placement="bnb")
+    pl = r.metrics["solver"]["placement"]
+    assert r.wall_s >= pl["solver_s"] and pl["solver_s"] <= 2 * 1.1
+    late = chipsched.solve("region_split", inst, "dp", time_limit=1e-9, placement="bnb")
+    assert "no time left for the exact placement" in late.message
+    assert "skipped" in late.metrics["solver"]["placement"]

@@ -246,3 +246,22 @@ def test_cbc_stopped_before_an_integer_solution_has_none():
     r = solve("core_assignment", inst, "milp", time_limit=0.3, milp_solver="cbc",
               warm_start=warm)
     assert r.solution is not None and r.objective <= warm.objective
+
+
+def test_oracles_stop_at_their_deadline():
+    """Review finding: the brute-force oracles never looked at the clock (0.2 s limit,
+    1.5 s run on a 6-op graph; ~23 s at the 2,000,000-candidate cap). Past the deadline
+    they return the best so far as time_limit, without a bound."""
+    res = enumerate_best(range(10_000), lambda x: float(-x), deadline=time.perf_counter() - 1)
+    assert not res.complete and res.count == 127 and res.value == -126
+    full = enumerate_best(range(10_000), lambda x: float(-x), deadline=None)
+    assert full.complete and full.value == -9_999
+
+    from chipsched.api import make_instance, solve
+
+    for decision, name in (("op_placement", "random:n=6,p=3,seed=0"),
+                           ("region_split", "tiny")):
+        inst = make_instance(decision, name)
+        r = solve(decision, inst, "bruteforce", time_limit=0.05)
+        assert r.status is Status.TIME_LIMIT and r.bound is None, decision
+        assert "stopped at the time limit" in r.message

@@ -36,7 +36,7 @@ import numpy as np
 from chipsched.method import MethodOutput, method, param
 from chipsched.problems.core_assignment import Instance, Solution, check_solution
 from chipsched.result import Status
-from chipsched.solvers.bruteforce import MAX_CANDIDATES, enumerate_best
+from chipsched.solvers.bruteforce import MAX_CANDIDATES, STOPPED, enumerate_best
 from chipsched.solvers.options import SolveOptions
 
 from .bnb import solve_qap_bnb, symmetry_representatives
@@ -380,7 +380,7 @@ def _brute_applies(instance: Instance, params: BruteParams, warm: bool = False) 
 def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
                ) -> MethodOutput:
     n, N, cols = instance.n, instance.n_cores, instance.cols
-    max_candidates = params.max_candidates
+    max_candidates, deadline = params.max_candidates, options.deadline
     sizes = instance.graph.sizes.tolist()
     cap = instance.capacity
     u, v, w = (a.tolist() for a in instance.graph.edges())
@@ -414,7 +414,14 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
         return instance.objective_from_traffic(traffic, cut)
 
     res = enumerate_best(itertools.product(range(N), repeat=n), value, size=N ** n,
-                         max_candidates=max_candidates, what=f"instance {instance.name!r}")
+                         max_candidates=max_candidates, what=f"instance {instance.name!r}",
+                         deadline=deadline)
+    if not res.complete:
+        if res.best is None:
+            return MethodOutput(Status.TIME_LIMIT, message=STOPPED)
+        return MethodOutput(Status.TIME_LIMIT, Solution(np.array(res.best, np.int64)),
+                            objective=res.value, message=STOPPED,
+                            stats={"candidates": res.count, "ties": res.ties})
     if res.best is None:
         return MethodOutput(Status.INFEASIBLE, message="no assignment fits the capacities")
     return MethodOutput(Status.OPTIMAL, Solution(np.array(res.best, np.int64)),

@@ -58,6 +58,7 @@ from chipsched.problems.region_split import (
     soc_solution,
 )
 from chipsched.result import Status
+from chipsched.solvers.bruteforce import STOPPED
 from chipsched.solvers.options import SolveOptions
 
 from .dynprog import dp_chiplet, dp_soc
@@ -181,9 +182,10 @@ def _brute_applies(instance: Any, params: BruteForceParams, warm: bool = False) 
 def bruteforce(instance: Any, options: SolveOptions, params: BruteForceParams
                ) -> MethodOutput:
     """Enumerate the whole space."""
-    if _chiplet(instance):
-        value, sol, count = brute_chiplet(instance, params.max_candidates)
-    else:
-        value, sol, count = brute_soc(instance, params.max_candidates)
+    brute = brute_chiplet if _chiplet(instance) else brute_soc
+    value, sol, count, complete = brute(instance, params.max_candidates, options.deadline)
+    if not complete:
+        return MethodOutput(Status.TIME_LIMIT, sol, objective=None if sol is None else value,
+                            stats={"candidates": count}, message=STOPPED)
     return MethodOutput(Status.OPTIMAL, sol, objective=value, bound=value,
                         stats={"candidates": count})

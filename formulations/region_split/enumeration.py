@@ -36,12 +36,14 @@ def _ideal_chains(inst: ChipletInstance, cap: int) -> tuple[np.ndarray, list[lis
     return memb, sup
 
 
-def brute_chiplet(inst: ChipletInstance, max_candidates: int = 200_000
-                  ) -> tuple[float, ChipletSolution, int]:
+def brute_chiplet(inst: ChipletInstance, max_candidates: int = 200_000,
+                  deadline: float | None = None
+                  ) -> tuple[float, ChipletSolution | None, int, bool]:
     """Every chain of ideals ∅ ⊂ I₁ ⊂ … ⊂ all items (every convex partition of the item
     DAG into ≤ limit stages, in dependency order) × every count vector with Σ ≤ M,
     costed with the evaluator's set path (:func:`chiplet_set_parts`). Returns (value,
-    solution, candidates)."""
+    solution, candidates, complete): not complete when stopped at ``deadline`` (the best
+    so far, ``None`` if none)."""
     M, Rmax = inst.chiplets, inst.region_limit
     size = chiplet_candidates(inst, max_candidates)
     if size is None:
@@ -78,16 +80,20 @@ def brute_chiplet(inst: ChipletInstance, max_candidates: int = 200_000
     res = enumerate_best(candidates(), lambda cc: combine(
         inst.objective, [stage(a, b, m) for a, b, m in zip(cc[0], cc[0][1:], cc[1],
                                                            strict=False)]),
-        size=size, max_candidates=max_candidates, what=f"instance {inst.name}")
+        size=size, max_candidates=max_candidates, what=f"instance {inst.name}",
+        deadline=deadline)
+    if res.best is None:
+        return res.value, None, res.count, res.complete
     ch, cnts = res.best
     order, regs = chain_order(memb, ch)
-    return res.value, chiplet_solution(inst, regs, cnts, order), res.count
+    return res.value, chiplet_solution(inst, regs, cnts, order), res.count, res.complete
 
 
-def brute_soc(inst: SocInstance, max_candidates: int = 500_000
-              ) -> tuple[float, SocSolution, int]:
+def brute_soc(inst: SocInstance, max_candidates: int = 500_000,
+              deadline: float | None = None) -> tuple[float, SocSolution | None, int, bool]:
     """Every cut of the layers into R ≤ limit sub-models × every increasing choice of R
-    chain processors, costed with the evaluator's direct path."""
+    chain processors, costed with the evaluator's direct path; returns as
+    :func:`brute_chiplet`."""
     L, P, Rmax = inst.n_items, inst.n_procs, inst.region_limit
     size = soc_candidates(inst)
 
@@ -108,9 +114,11 @@ def brute_soc(inst: SocInstance, max_candidates: int = 500_000
         return v if math.isfinite(v) else None
 
     res = enumerate_best(candidates(), value, size=size, max_candidates=max_candidates,
-                         what=f"instance {inst.name}")
+                         what=f"instance {inst.name}", deadline=deadline)
+    if res.best is None:
+        return res.value, None, res.count, res.complete
     regs, procs = res.best
-    return res.value, soc_solution(regs, procs), res.count
+    return res.value, soc_solution(regs, procs), res.count, res.complete
 
 
 #: Brute force refuses item DAGs with more ideals than this (their chains are
