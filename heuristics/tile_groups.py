@@ -227,7 +227,9 @@ def op3_group(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
         return None
     new = Node(kind, -1, tuple(run), rng.choice(ds), None)
     kids = node.children[:i] + (new,) + node.children[i + k:]
-    return replace_at(tree, path, Node(node.kind, -1, kids, node.sb, None))
+    # grouping all of a root S cut's children leaves it one cut child: only a root T
+    # cut may hold a single cut (``_rebuilt`` makes it one)
+    return replace_at(tree, path, _rebuilt(node.kind, kids, node.sb, not path))
 
 
 def op4_delete(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:

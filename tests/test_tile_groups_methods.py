@@ -346,9 +346,11 @@ def test_cli_solve_compare_list_and_bad_trees(tmp_path, monkeypatch):
 @settings(max_examples=25, derandomize=True)
 @given(st.data())
 def test_operator_walks_stay_in_the_tree_space(data):
-    """OP1–OP9 from the LS start or from wrapped layers (``T(k)[layer]``, the default
-    start's shape): every tree passes the structural checks (all layers once, leaves in
-    a topological order, b % sb == 0, cut shapes) and keeps its sub-batches."""
+    """OP1–OP9 from the LS start, from wrapped layers (``T(k)[layer]``, the default
+    start's shape) or from a root S cut (a legal warm start: review finding, OP3 grouped
+    all its children into a one-child S root): every tree passes the structural checks
+    (all layers once, leaves in a topological order, b % sb == 0, cut shapes) and keeps
+    its sub-batches."""
     import random
 
     from chipsched.cost import divisors
@@ -360,10 +362,15 @@ def test_operator_walks_stay_in_the_tree_space(data):
     space = data.draw(st.sampled_from(H.SPACES))
     ctx = H._Ctx(frozenset((s, d) for s, d, _ in w.edges), B, space)
     rng = random.Random(data.draw(st.integers(0, 10 ** 6)))
-    if space == "full" and data.draw(st.booleans()):
+    start = data.draw(st.sampled_from(["ls", "wrapped", "root-s"])) if space == "full" \
+        else "ls"
+    if start == "wrapped":
         ks = [rng.choice(divisors(B)) for _ in range(n)]
         tree = assemble([leaf(i) if k == 1 else cut("T", [leaf(i)], k)
                          for i, k in enumerate(ks)])
+    elif start == "root-s":
+        tree = cut("S", [leaf(i) for i in range(n)], 1)
+        check_structure(tree, w, B)
     else:
         tree = ls_tree(n, 1)
     seen_ops = set()
@@ -523,3 +530,24 @@ def test_a_solver_that_stops_without_a_path_reports_the_warm_start(monkeypatch, 
     assert r.metrics["solver"]["returned"] == "warm start"
     cold = chipsched.solve("tile_groups", inst, method, time_limit=60)
     assert cold.solution is None
+
+
+def test_operator_walks_from_a_root_s_cut_stay_in_the_tree_space():
+    """Review finding: from a root S cut (a legal warm start or given tree), OP3 could
+    group all of the root's children, leaving ``S(sb)[ cut ]`` — a one-child cut that
+    is not a leaf's wrapper, outside the tree space (142 of 300 walks on tiny, batch 4)."""
+    import random
+
+    from chipsched.problems.tile_groups import check_structure, cut, leaf
+
+    w = chipsched.get_network("tiny")
+    ctx = H._Ctx(frozenset((s, d) for s, d, _ in w.edges), 4, "full")
+    for seed in range(300):
+        rng = random.Random(seed)
+        tree = cut("S", [leaf(i) for i in range(len(w.layers))], 1)
+        for _ in range(20):
+            m = H.mutate(tree, rng, ctx, H.EXTENDED_WEIGHTS)
+            if m is None:
+                break
+            tree, _ = m
+            check_structure(tree, w, 4)
