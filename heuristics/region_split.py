@@ -32,6 +32,7 @@ from chipsched.method import MethodOutput, method, param
 from chipsched.problems.region_split import (
     ChipletInstance,
     ChipletSolution,
+    LayerPrefix,
     LoadTrace,
     SocInstance,
     SocSolution,
@@ -217,11 +218,10 @@ def balanced_cuts(inst: SocInstance, procs: Sequence[int], loads: Sequence[float
     if R > L:
         raise InputError("processors", f"{R} sub-models for {L} layers")
     scale = 1.0 / (1.0 - np.asarray(inst.loads if loads is None else loads))
-    pre = np.zeros((L + 1, inst.n_procs))
-    pre[1:] = np.cumsum(inst.layer_time * scale[None, :], axis=0)
+    pre = LayerPrefix.of(inst.layer_time * scale[None, :])
     _, hand = soc_tables(inst)
     if R == 1:
-        return float(pre[L, procs[0]]), [(0, L - 1)]
+        return float(pre.seg(0, L - 1, procs[0])), [(0, L - 1)]
     best = (math.inf, None)
     # cuts c_1 < … < c_{R−1}: sub-model r holds layers c_{r}..c_{r+1}−1 (c_0 = 0, c_R = L)
     for inner in itertools.combinations(range(1, L), R - 1):
@@ -229,7 +229,7 @@ def balanced_cuts(inst: SocInstance, procs: Sequence[int], loads: Sequence[float
         stages = []
         for r in range(R):
             a, b = cuts[r], cuts[r + 1] - 1
-            s = pre[b + 1, procs[r]] - pre[a, procs[r]]
+            s = float(pre.seg(a, b, procs[r]))
             if r + 1 < R:
                 s += hand[b, procs[r], procs[r + 1]]
             stages.append(s)
@@ -239,7 +239,8 @@ def balanced_cuts(inst: SocInstance, procs: Sequence[int], loads: Sequence[float
     return best[0], best[1]  # type: ignore[return-value]
 
 
-def threshold_split(inst: SocInstance) -> tuple[list[tuple[int, int]], list[int], list[float]]:
+def threshold_split(inst: SocInstance
+                    ) -> tuple[list[tuple[int, int]] | None, list[int], list[float]]:
     """Seed 001, steps 1–2: the number of sub-models from the thresholds.
 
     Predict the whole model on the first processor; if that exceeds threshold 1,
@@ -252,13 +253,26 @@ def threshold_split(inst: SocInstance) -> tuple[list[tuple[int, int]], list[int]
     limit = inst.region_limit
     t = predicted_time(inst, 0, L - 1, 0)
     regions, procs, seen = [(0, L - 1)], [0], [t]
+    kept = t
     for k, th in enumerate(inst.thresholds):
         if t <= th or k + 2 > limit:
             break
-        procs = list(range(k + 2))
-        t, regions = balanced_cuts(inst, procs)
+        cand = list(range(k + 2))
+        t, regs = balanced_cuts(inst, cand)
         seen.append(t)
+        # no boundaries may let every sub-model run its layers (a processor without a
+        # throughput for some op class): the split before it stands, the next is tried
+        if regs is not None:
+            regions, procs, kept = regs, cand, t
+    if not math.isfinite(kept):
+        return None, procs, seen
     return regions, procs, seen
+
+
+#: What a processor-chain heuristic says when none of its splits can run every layer.
+NO_SPLIT = ("no split this method tries puts every layer on a processor that can run it "
+            "(a processor without a throughput for some op class); dp finds the optimum "
+            "if one exists")
 
 
 def soc_value(inst: SocInstance, regions: Sequence[tuple[int, int]], procs: Sequence[int]
@@ -275,6 +289,8 @@ def soc_value(inst: SocInstance, regions: Sequence[tuple[int, int]], procs: Sequ
 def seed001_threshold(instance: SocInstance, options: SolveOptions) -> MethodOutput:
     """The static split of seed 001 under the instance's background loads."""
     regions, procs, seen = threshold_split(instance)
+    if regions is None:
+        return MethodOutput(Status.ERROR, None, message=NO_SPLIT)
     return MethodOutput(Status.FEASIBLE, soc_solution(regions, procs),
                         objective=soc_value(instance, regions, procs),
                         stats={"predicted_s": seen, "thresholds_s": list(instance.thresholds)})
@@ -338,8 +354,8 @@ def _cuts_to_regions(cuts: Sequence[int], R: int, L: int) -> tuple[tuple[int, in
     return tuple((c[r], c[r + 1] - 1) for r in range(R))
 
 
-def _nominal_tables(inst: SocInstance) -> tuple[np.ndarray, np.ndarray]:
-    """Prefix sums of the nominal layer times ``(L+1, P)`` and the handover table."""
+def _nominal_tables(inst: SocInstance) -> tuple[LayerPrefix, np.ndarray]:
+    """Prefix sums of the nominal layer times and the handover table."""
     return inst.nominal_prefix, inst.handover_table
 
 
@@ -349,7 +365,7 @@ def stage_nominal(inst: SocInstance, regions: Sequence[tuple[int, int]], procs: 
     pre, htab = _nominal_tables(inst)
     comp, hand = [], []
     for r, (a, b) in enumerate(regions):
-        comp.append(float(pre[b + 1, procs[r]] - pre[a, procs[r]]))
+        comp.append(float(pre.seg(a, b, procs[r])))
         hand.append(float(htab[b, procs[r], procs[r + 1]]) if r + 1 < len(procs) else 0.0)
     return comp, hand
 
@@ -421,8 +437,8 @@ def propose_move(est: np.ndarray, hand: Sequence[float], slow: np.ndarray,
             if not len(cs):
                 continue
             pre, htab = _nominal_tables(inst)
-            t_lo = (pre[cs, pl] - pre[a0, pl]) * slow[lo] + htab[cs - 1, pl, ph]
-            t_hi = (pre[e0 + 1, ph] - pre[cs, ph]) * slow[hi] + hand[hi]
+            t_lo = pre.seg(a0, cs - 1, pl) * slow[lo] + htab[cs - 1, pl, ph]
+            t_hi = pre.seg(cs, e0, ph) * slow[hi] + hand[hi]
             v = np.maximum(t_lo, t_hi)
             k = int(np.argmin(v))
             best = (float(v[k]), int(cs[k]))
@@ -618,6 +634,8 @@ def _dynamic(inst: SocInstance, options: SolveOptions, policy: str, params: Dyna
     trace = inst.trace or LoadTrace(np.zeros(1), np.array([inst.loads]))
     # the first split is predicted under the loads at the start of the trace
     regions, procs, _ = threshold_split(inst.with_loads(trace.loads[0]))
+    if regions is None:
+        return MethodOutput(Status.ERROR, None, message=NO_SPLIT)
     sim = simulate(inst, regions, procs, frames=params.frames, policy=policy, trace=trace,
                    step=params.step, directions=params.directions, window_s=params.window_s)
     stats = {"frames": params.frames, "moves": len(sim.moves), "buffers": sim.buffers,
@@ -713,6 +731,8 @@ def equal_split(instance: Any, by: str
         "count), equal sub-chiplet shares / first processors of the chain")
 def equal_layers(instance: Any, options: SolveOptions) -> MethodOutput:
     sol, R, value = equal_split(instance, "layers")
+    if sol is None:
+        return MethodOutput(Status.ERROR, None, message=NO_SPLIT)
     return MethodOutput(Status.FEASIBLE, sol, objective=value, stats={"regions": R})
 
 
@@ -720,4 +740,6 @@ def equal_layers(instance: Any, options: SolveOptions) -> MethodOutput:
         "count), sub-chiplets in proportion to compute / first processors of the chain")
 def equal_compute(instance: Any, options: SolveOptions) -> MethodOutput:
     sol, R, value = equal_split(instance, "compute")
+    if sol is None:
+        return MethodOutput(Status.ERROR, None, message=NO_SPLIT)
     return MethodOutput(Status.FEASIBLE, sol, objective=value, stats={"regions": R})

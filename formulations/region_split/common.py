@@ -34,12 +34,17 @@ EPS = 1e-9
 
 
 def soc_ub(inst: SocInstance) -> tuple[float, list[tuple[int, int]], list[int]]:
-    """The best single-processor split (a feasible solution for scaling and hints)."""
+    """The best single-processor split (a feasible solution for scaling and hints); when
+    no processor can run every layer, the DP's optimum (one line if there is none)."""
     best = (math.inf, [(0, inst.n_items - 1)], [0])
     for p in range(inst.n_procs):
         v = combine(inst.objective, [soc_stage(inst, 0, inst.n_items - 1, p, None)])
         if v < best[0]:
             best = (v, [(0, inst.n_items - 1)], [p])
+    if not math.isfinite(best[0]):
+        from .dynprog import dp_soc
+
+        return dp_soc(inst)
     return best
 
 
@@ -110,7 +115,7 @@ def soc_table_value(inst: SocInstance, regions: Sequence[tuple[int, int]],
     pre, hand = soc_tables(inst)
     stages = []
     for r, ((a, b), p) in enumerate(zip(regions, procs, strict=True)):
-        s = float(pre[b + 1, p] - pre[a, p])
+        s = float(pre.seg(a, b, p))
         if r + 1 < len(procs):
             s += float(hand[b, p, procs[r + 1]])
         stages.append(s)

@@ -104,7 +104,7 @@ def dp_soc(inst: SocInstance) -> tuple[float, list[tuple[int, int]], list[int]]:
         for j in range(L):
             qs = [P] if j == L - 1 else list(range(P))
             for p in range(P):
-                seg = pre[j + 1, p] - pre[:j + 1, p]  # (j+1,) over start i
+                seg = pre.seg(np.arange(j + 1), j, p)  # (j+1,) over start i
                 for q in qs:
                     if q != P and q <= p:
                         continue

@@ -66,6 +66,7 @@ from .instance import (
     ITEMS,
     ChipletInstance,
     Instance,
+    LayerPrefix,
     SocInstance,
     chiplet_instance,
     soc_instance,
@@ -97,7 +98,8 @@ from .transfer import COLLECTIVES, TransferModel
 __all__ = [
     "COLLECTIVES", "CHIPLET_OPTIONS", "DEFAULT_THRESHOLD_S", "ITEMS", "OBJECTIVES",
     "PROBLEM", "SOC_OPTIONS", "ChipletInstance", "ChipletSolution", "Instance", "LoadTrace",
-    "PlacementFlows", "Solution", "SocInstance", "SocSolution", "TransferModel", "apportion",
+    "LayerPrefix", "PlacementFlows", "Solution", "SocInstance", "SocSolution",
+    "TransferModel", "apportion",
     "check_order", "check_regions", "chiplet_instance", "chiplet_parts",
     "chiplet_set_parts", "chiplet_solution",
     "chiplet_stage", "chiplet_stage_table", "combine", "describe_regions", "evaluate",

@@ -11,7 +11,7 @@ import numpy as np
 from chipsched.cost import noc_energy_j, xy_link_loads
 from chipsched.errors import InputError
 
-from .instance import ChipletInstance, Instance, SocInstance
+from .instance import ChipletInstance, Instance, LayerPrefix, SocInstance
 from .objectives import combine
 from .placement import placement_flows
 from .solution import (
@@ -92,12 +92,11 @@ def soc_stage(inst: SocInstance, i: int, j: int, p: int, q: int | None) -> float
     return t
 
 
-def soc_tables(inst: SocInstance) -> tuple[np.ndarray, np.ndarray]:
-    """``(prefix, handover)``: ``prefix[k, p]`` = Σ_{l<k} loaded time of layer l on p, and
-    ``handover[j, p, q]`` = handover time after layer j from chain processor p to q (s)."""
-    pre = np.zeros((inst.n_items + 1, inst.n_procs))
-    pre[1:] = np.cumsum(inst.loaded_time, axis=0)
-    return pre, inst.handover_table
+def soc_tables(inst: SocInstance) -> tuple[LayerPrefix, np.ndarray]:
+    """``(prefix, handover)``: ``prefix.seg(a, b, p)`` = loaded time of layers a..b on
+    chain processor p (``inf`` if p cannot run one), and ``handover[j, p, q]`` = handover
+    time after layer j from chain processor p to q (s)."""
+    return LayerPrefix.of(inst.loaded_time), inst.handover_table
 
 
 # ---------------------------------------------------------------------------------------

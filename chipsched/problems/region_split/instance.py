@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -115,6 +116,34 @@ class ChipletInstance:
 
 
 @dataclass(frozen=True, eq=False)
+class LayerPrefix:
+    """Prefix sums of per-layer times ``(L, P)`` that stay exact when a processor cannot
+    run a layer (time ``inf``): the finite times' sums ``fin`` and how many such layers
+    precede ``blocked``, both ``(L+1, P)``. A plain cumulative sum would turn every later
+    segment into ``inf − inf = nan``."""
+
+    fin: np.ndarray
+    blocked: np.ndarray
+
+    @classmethod
+    def of(cls, times: np.ndarray) -> LayerPrefix:
+        t = np.asarray(times, dtype=float)
+        ok = np.isfinite(t)
+        fin = np.zeros((t.shape[0] + 1, t.shape[1]))
+        fin[1:] = np.cumsum(np.where(ok, t, 0.0), axis=0)
+        blocked = np.zeros(fin.shape, dtype=np.int64)
+        blocked[1:] = np.cumsum(~ok, axis=0)
+        return cls(fin, blocked)
+
+    def seg(self, a: Any, b: Any, p: Any) -> Any:
+        """Time of layers ``a..b`` on processor ``p`` (numpy-broadcast over arrays): the
+        finite sum, or ``inf`` when one of them cannot run there."""
+        a, b1 = np.asarray(a), np.asarray(b) + 1
+        d = self.fin[b1, p] - self.fin[a, p]
+        return np.where(self.blocked[b1, p] > self.blocked[a, p], np.inf, d)
+
+
+@dataclass(frozen=True, eq=False)
 class SocInstance:
     """Layer splitting over a processor chain (seed 001). Build with :func:`soc_instance`.
 
@@ -160,11 +189,9 @@ class SocInstance:
         return self.hardware.processors[self.chain[p]].name
 
     @cached_property
-    def nominal_prefix(self) -> np.ndarray:
-        """``(L+1, P)``: Σ_{l<k} nominal time of layer l on chain processor p."""
-        pre = np.zeros((self.n_items + 1, self.n_procs))
-        pre[1:] = np.cumsum(self.layer_time, axis=0)
-        return pre
+    def nominal_prefix(self) -> LayerPrefix:
+        """Prefix sums of the nominal layer times on every chain processor."""
+        return LayerPrefix.of(self.layer_time)
 
     @cached_property
     def handover_table(self) -> np.ndarray:
@@ -316,6 +343,14 @@ def soc_instance(workload: Workload, hardware: Hardware, *,
     live = np.zeros(max(L - 1, 0))
     for s, d, e in workload.edges:  # tensor s→d is live across the cuts s..d-1
         live[s:d] += e * workload.precision_bytes * batch
+    cannot = np.flatnonzero(~np.isfinite(lt).any(axis=1))
+    if cannot.size:
+        ly = workload.layers[int(cannot[0])]
+        names = ", ".join(hardware.processors[i].name for i in idx)
+        raise InputError(f"network layer {ly.name!r}", f"no processor of the chain ({names}) "
+                         f"can run this {ly.kind.value} op (throughput 0 for its class)",
+                         "give a processor of the chain a throughput for it, or use another "
+                         "chip")
     lt.setflags(write=False)
     live.setflags(write=False)
     return SocInstance(name or f"{workload.name}@{hardware.name}", workload, hardware,
