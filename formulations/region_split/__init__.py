@@ -187,5 +187,8 @@ def bruteforce(instance: Any, options: SolveOptions, params: BruteForceParams
     if not complete:
         return MethodOutput(Status.TIME_LIMIT, sol, objective=None if sol is None else value,
                             stats={"candidates": count}, message=STOPPED)
+    if sol is None:  # e.g. a chain whose processors cannot run the layers in its order
+        return MethodOutput(Status.INFEASIBLE, None, stats={"candidates": count},
+                            message="no split can run every layer")
     return MethodOutput(Status.OPTIMAL, sol, objective=value, bound=value,
                         stats={"candidates": count})

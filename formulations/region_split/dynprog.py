@@ -125,7 +125,9 @@ def dp_soc(inst: SocInstance) -> tuple[float, list[tuple[int, int]], list[int]]:
     r0, p0 = np.unravel_index(int(np.argmin(score)), score.shape)
     value = float(score[r0, p0])
     if not math.isfinite(value):
-        raise InputError("instance", "no feasible split", "a layer no processor can run?")
+        raise InputError("instance", "no split of the layers along the processor chain, in "
+                         "its order, puts every layer on a processor that can run it",
+                         "give the chain in another order (-O chain=…) or use another chip")
     r, j, p, q = r0 + 1, L - 1, int(p0), P
     regions, procs = [], []
     while r > 0:
