@@ -136,3 +136,21 @@ def test_heatmap_plot(tmp_path, tiny):
         assert p.stat().st_size > 1000
     assert (tmp_path / "h.svg").read_text().lstrip().startswith("<?xml")
     assert evaluate(inst, r.solution)[0] == r.objective
+
+
+@pytest.mark.parametrize("suffix", [".graph", ".zip"])
+def test_valid_metis_and_zip_files_solve_from_the_cli(tmp_path, suffix):
+    """Review finding: every METIS or seed-004 zip file given to ``-i`` crashed with a
+    TypeError (a ``source`` keyword clashed with make_instance's argument)."""
+    from chipsched.api import make_instance, solve
+    from chipsched.instances.core_assignment import write_metis, write_zip
+    from chipsched.neurongraph import layered_random
+
+    g = layered_random(3, 40, 4, seed=3)
+    f = tmp_path / f"g{suffix}"
+    (write_metis if suffix == ".graph" else write_zip)(f, g)
+    res = run("solve", "core_assignment", "-i", str(f), "-m", "seed004", "--json")
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    ref = solve("core_assignment", make_instance("core_assignment", g, "neuro-8x8"), "seed004")
+    assert got["status"] == "feasible" and got["objective"] == ref.objective

@@ -143,9 +143,9 @@ def load_instance(spec: Any, hw: Hardware, objective: str | None = None,
                             weight_bytes=float(d.get("weight_bytes", 1.0)), spikes=spikes,
                             meta={"source": s, "chip": hw.name})
     if suffix in (".graph", ".metis"):
-        return make_instance(read_metis(s), hw, objective=objective, source=s)
+        return make_instance(read_metis(s), hw, objective=objective, file=s)
     if suffix == ".zip":
-        return make_instance(read_zip(s), hw, objective=objective, source=s)
+        return make_instance(read_zip(s), hw, objective=objective, file=s)
     if suffix == ".dat":
         d = read_qaplib(s)
         return Instance(name=d["name"], graph=d["graph"], hardware=hw, rows=d["rows"],
