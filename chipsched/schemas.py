@@ -19,6 +19,11 @@ _NONNEG = {"type": "number", "minimum": 0}
 _POSINT = {"type": "integer", "minimum": 1}
 
 
+def _bounded(limit: int) -> dict[str, Any]:
+    """A positive integer up to ``limit`` (implausible sizes are bad input)."""
+    return {"type": "integer", "minimum": 1, "maximum": limit}
+
+
 def _obj(props: dict[str, Any], required: list[str], desc: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {"type": "object", "properties": props, "required": required,
                            "additionalProperties": False}
@@ -43,7 +48,7 @@ ARRAY_SCHEMA = {
         }, ["kind", "vector", "lanes", "pes"], "NVDLA/Simba-style: pes × lanes × vector MACs"),
         _obj({
             "kind": {"const": "systolic"},
-            "size": _d(_POSINT, "w of a w×w systolic array (seed 000)"),
+            "size": _d(_bounded(1 << 16), "w of a w×w systolic array (seed 000)"),
         }, ["kind", "size"], "w×w systolic array"),
     ],
 }
@@ -138,7 +143,7 @@ CHIP_SCHEMA: dict[str, Any] = {
             "ports": PORTS_SCHEMA,
         }, ["energy_pj_per_bit", "ports"]),
         "chiplet": _obj({
-            "npus": _d(_POSINT, "N: NPUs (units) per sub-chiplet"),
+            "npus": _d(_bounded(1 << 16), "N: NPUs (units) per sub-chiplet"),
             "intra_bandwidth_gb_s": _d(_POS, "NPU-to-NPU bandwidth inside a sub-chiplet, GB/s"),
             "intra_energy_pj_per_bit": _d(_NONNEG, "NPU-to-NPU energy inside a sub-chiplet"),
         }, ["npus", "intra_bandwidth_gb_s", "intra_energy_pj_per_bit"],
@@ -153,7 +158,8 @@ CHIP_SCHEMA: dict[str, Any] = {
             "latency_us": {**_MATRIX_OR_NUMBER,
                            "description": "per transfer between processors, µs"},
         }, ["bandwidth_gb_s", "latency_us"]),
-        "core_capacity": _d(_POSINT, "neurons per core (neuromorphic arrays, seed 004)"),
+        "core_capacity": _d(_bounded(1 << 40),
+                            "neurons per core (neuromorphic arrays, seed 004)"),
     }, ["name", "mesh"]),
 }
 

@@ -40,7 +40,7 @@ def solve_cpsat(model: cp_model.CpModel, options: SolveOptions,
     if options.time_limit is not None:
         p.max_time_in_seconds = options.solver_seconds()
     p.num_workers = options.workers
-    p.random_seed = int(options.seed)
+    p.random_seed = int(options.seed) % (2**31 - 1)  # CP-SAT takes a 32-bit seed
     p.relative_gap_limit = float(options.mip_gap)
     p.log_search_progress = bool(options.verbose)
     if options.verbose:  # the log goes to stderr: stdout may carry --json or a table

@@ -51,15 +51,19 @@ class SolveOptions:
     deadline: float | None = None
 
     def __post_init__(self) -> None:
-        if self.time_limit is not None and not self.time_limit > 0:
-            raise InputError("time_limit", f"must be positive, got {self.time_limit}",
-                             "give seconds, e.g. --time-limit 60")
+        if self.time_limit is not None and not 0 < self.time_limit < float("inf"):
+            raise InputError("time_limit", f"must be a positive number of seconds, got "
+                             f"{self.time_limit}", "give seconds, e.g. --time-limit 60 "
+                             "(leave it out for no limit)")
         if self.threads is not None and self.threads < 1:
-            raise InputError("threads", f"must be >= 1, got {self.threads}")
+            raise InputError("threads", f"must be >= 1, got {self.threads}",
+                             "give a worker count, e.g. --threads 2")
         if not 0 <= self.mip_gap < 1:
-            raise InputError("mip_gap", f"must be in [0, 1), got {self.mip_gap}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise InputError("seed", f"must be a non-negative integer, got {self.seed!r}")
+            raise InputError("mip_gap", f"must be in [0, 1), got {self.mip_gap}",
+                             "give a relative gap, e.g. 0.01 (0: prove optimality)")
+        if not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
+            raise InputError("seed", f"must be an integer in [0, 2^63), got {self.seed!r}",
+                             "give e.g. --seed 0")
         if self.progress is not None and not callable(self.progress):
             raise InputError("progress", f"must be a callback (done, total, note) or None, "
                              f"got {self.progress!r}", "the CLI draws progress bars itself")

@@ -105,7 +105,12 @@ def test_soc_interconnect_validation():
 
 def test_published_schemas_match_the_code():
     """docs/schemas/*.json are copies of the schemas the loaders validate against."""
-    for name, schema in (("chip", CHIP_SCHEMA), ("network", NETWORK_SCHEMA)):
+    from chipsched.instances.core_assignment.formats import JSON_SCHEMA as CORE_SCHEMA
+    from chipsched.instances.op_placement.formats import SCHEMA as OP_PLACEMENT_SCHEMA
+
+    for name, schema in (("chip", CHIP_SCHEMA), ("network", NETWORK_SCHEMA),
+                         ("op_placement", OP_PLACEMENT_SCHEMA),
+                         ("core_assignment", CORE_SCHEMA)):
         on_disk = json.loads((DOCS / f"{name}.schema.json").read_text())
         assert on_disk == json.loads(json.dumps(schema)), f"regenerate docs/schemas/{name}"
 

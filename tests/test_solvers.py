@@ -159,8 +159,11 @@ def test_infeasible_on_both_backends():
 
 
 def test_options_validation():
-    with pytest.raises(InputError, match="time_limit: must be positive"):
-        SolveOptions(time_limit=0)
+    for bad in (0, -1, float("inf"), float("nan")):
+        with pytest.raises(InputError, match="time_limit: must be a positive number"):
+            SolveOptions(time_limit=bad)
+    with pytest.raises(InputError, match=r"seed: must be an integer in \[0, 2\^63\)"):
+        SolveOptions(seed=2**63)
     with pytest.raises(InputError, match="threads"):
         SolveOptions(threads=0)
     with pytest.raises(InputError, match="seed"):
@@ -265,3 +268,12 @@ def test_oracles_stop_at_their_deadline():
         r = solve(decision, inst, "bruteforce", time_limit=0.05)
         assert r.status is Status.TIME_LIMIT and r.bound is None, decision
         assert "stopped at the time limit" in r.message
+
+
+def test_a_large_seed_reaches_cp_sat():
+    """Review finding: CP-SAT takes a 32-bit seed; --seed 3000000000 raised a TypeError."""
+    m = cp_model.CpModel()
+    x = m.new_int_var(0, 5, "x")
+    m.minimize(x)
+    out, _ = solve_cpsat(m, SolveOptions(seed=3_000_000_000, threads=1))
+    assert out.status is Status.OPTIMAL and out.objective == 0

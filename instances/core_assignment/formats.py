@@ -56,7 +56,8 @@ JSON_SCHEMA: dict[str, Any] = {
                       "description": "what to minimize (default traffic = Σ w·hops; "
                                      "multicast = Σ packets·hops, one packet per spike "
                                      "and destination core)"},
-        "spikes": {"type": "array", "items": {"type": "integer", "minimum": 0},
+        "spikes": {"type": "array", "items": {"type": "integer", "minimum": 0,
+                                              "maximum": 2**40},
                    "description": "spikes of every vertex over the profiling window "
                                   "(rate × window); the edge {u, v}, u < v, then carries "
                                   "w × spikes[u] and a multicast packet counts spikes[u] "
@@ -68,13 +69,16 @@ JSON_SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["sizes", "edges"],
             "properties": {
                 "sizes": {"type": "array", "minItems": 1,
-                          "items": {"type": "integer", "minimum": 0},
+                          "items": {"type": "integer", "minimum": 0, "maximum": 2**40},
                           "description": "neurons per vertex; vertex ids are 0..len-1"},
                 "edges": {"type": "array",
                           "items": {"type": "array", "minItems": 2, "maxItems": 3,
-                                    "prefixItems": [{"type": "integer", "minimum": 0},
-                                                    {"type": "integer", "minimum": 0},
-                                                    {"type": "integer", "minimum": 0}]},
+                                    "prefixItems": [{"type": "integer", "minimum": 0,
+                                                     "maximum": 2**40},
+                                                    {"type": "integer", "minimum": 0,
+                                                     "maximum": 2**40},
+                                                    {"type": "integer", "minimum": 0,
+                                                     "maximum": 2**40}]},
                           "description": "[u, v, w]: w synapses between u and v (default 1); "
                                          "undirected, duplicates summed, u < v is the "
                                          "direction of the traffic"},
@@ -84,9 +88,9 @@ JSON_SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False,
             "required": ["rows", "cols", "capacity"],
             "properties": {
-                "rows": {"type": "integer", "minimum": 1},
-                "cols": {"type": "integer", "minimum": 1},
-                "capacity": {"type": "integer", "minimum": 1,
+                "rows": {"type": "integer", "minimum": 1, "maximum": 1024},
+                "cols": {"type": "integer", "minimum": 1, "maximum": 1024},
+                "capacity": {"type": "integer", "minimum": 1, "maximum": 2**40,
                              "description": "neurons per core"},
             },
         },

@@ -72,7 +72,7 @@ SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["name"],
             "properties": {
                 "name": {"type": "string", "minLength": 1},
-                "cores": {"type": "integer", "minimum": 1,
+                "cores": {"type": "integer", "minimum": 1, "maximum": 1024,
                           "description": "identical cores sharing the processor's memory "
                                          "(default 1)"},
                 "control_flow": {"type": "boolean",
@@ -140,10 +140,19 @@ def _sorted_instance(name: str, ops: list[str], time: np.ndarray, edges: list[tu
                     edge_bytes=np.array(ebytes, dtype=float), **kw)
 
 
+#: Most identical processors ``--processors`` gives a task graph (the models' arrays grow
+#: with tasks × processors²).
+MAX_PROCESSORS = 1024
+#: Largest integer a task-graph file may hold (times, counts, ids): exact in a float.
+MAX_FILE_INT = 2**53
+
+
 def identical_processors(n: int) -> dict[str, Any]:
     """Keyword arguments for ``n`` identical one-core processors p0..p{n-1}."""
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise InputError("--processors", f"must be a positive integer, got {n!r}")
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or not \
+            1 <= n <= MAX_PROCESSORS:
+        raise InputError("--processors", f"must be an integer in 1..{MAX_PROCESSORS}, got "
+                         f"{n!r}", "give the number of identical processors, e.g. 4")
     return {"processors": tuple(f"p{k}" for k in range(n)), "cores": (1,) * n}
 
 
@@ -164,11 +173,18 @@ def _int_lines(p: Path, text: str) -> list[tuple[int, list[int]]]:
         body = line.split("#", 1)[0].strip()
         if not body:
             continue
-        try:
-            out.append((n, [int(t) for t in body.split()]))
-        except ValueError:
-            bad = next(t for t in body.split() if not t.lstrip("-").isdigit())
-            raise InputError(f"{p}:{n}", f"expected integers, got {bad!r}") from None
+        vals = []
+        for tok in body.split():
+            try:
+                v = int(tok)
+            except ValueError:
+                raise InputError(f"{p}:{n}", f"expected integers, got {tok[:20]!r}",
+                                 "fix or remove the line") from None
+            if abs(v) > MAX_FILE_INT:
+                raise InputError(f"{p}:{n}", f"implausibly large integer ({len(tok)} "
+                                 "digits)", "values must stay below 2^53") from None
+            vals.append(v)
+        out.append((n, vals))
     return out
 
 
@@ -262,10 +278,12 @@ def read_tgc(path: str | os.PathLike[str], processors: int | None,
         body = line.split("#", 1)[0].split()
         if body:
             lines.append((n_, body))
-    if not lines or len(lines[0][1]) != 1 or not lines[0][1][0].isdigit():
+    first = lines[0][1][0] if lines and len(lines[0][1]) == 1 else ""
+    if not (first.isascii() and first.isdigit()) or int(first) > MAX_FILE_INT:
         raise InputError(f"{p}:{lines[0][0] if lines else 1}",
-                         "the first line must be the task count n")
-    n = int(lines[0][1][0])
+                         "the first line must be the task count n",
+                         "put the number of tasks alone on the first line")
+    n = int(first)
     if len(lines) - 1 != n:
         raise InputError(f"{p}:{lines[-1][0]}", f"expected {n} task lines, found "
                          f"{len(lines) - 1}")
@@ -274,8 +292,11 @@ def read_tgc(path: str | os.PathLike[str], processors: int | None,
     for ln, toks in lines[1:]:
         try:
             tid, t, ns = int(toks[0]), float(toks[1]), int(toks[2])
-        except (ValueError, IndexError):
-            raise InputError(f"{p}:{ln}", "expected 'id time n_succ (succ cost)…'") from None
+            if not (math.isfinite(t) and max(abs(tid), abs(ns), t) <= MAX_FILE_INT):
+                raise ValueError
+        except (ValueError, IndexError, OverflowError):
+            raise InputError(f"{p}:{ln}", "expected 'id time n_succ (succ cost)…' with "
+                             "finite values below 2^53", "fix the line") from None
         if tid in ids:
             raise InputError(f"{p}:{ln}", f"task {tid} defined twice")
         if not (t >= 0 and math.isfinite(t)):

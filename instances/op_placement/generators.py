@@ -57,10 +57,11 @@ def random_instance(n: int = 20, p: int = 3, seed: int = 0, density: float = 0.2
     or 0 with ``ccr = 0``. Energies are the times (a 1 W processor). All integers, so
     the exact models are exact on it.
     """
-    for name, v, lo in (("n", n, 1), ("p", p, 1), ("cores", cores, 1)):
-        if not isinstance(v, int) or v < lo:
-            raise InputError(f"random instance {name}", f"must be an integer >= {lo}, "
-                             f"got {v!r}")
+    # the all-pairs edge draw is O(n²) memory: 20,000 ops is ~3 GB already
+    for name, v, lo, hi in (("n", n, 1, 20_000), ("p", p, 1, 1024), ("cores", cores, 1, 1024)):
+        if not isinstance(v, int) or not lo <= v <= hi:
+            raise InputError(f"random instance {name}", f"must be an integer in {lo}..{hi:,}, "
+                             f"got {v!r}", "e.g. random:n=50,p=3")
     for name, v in (("density", density), ("ccr", ccr), ("het", het)):
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
             raise InputError(f"random instance {name}", f"must be >= 0, got {v!r}")
