@@ -82,6 +82,18 @@ def _kind(value: Any, where: str) -> OpKind:
 #: typo or a unit error, and would overflow the cost model's int64 products.
 MAX_DIM = 1 << 24
 MAX_ELEMS = 1 << 40
+#: Largest batch a decision takes (SET's experiments go to 64; tile_groups enumerates
+#: the divisors of B and region_split's tables multiply by it).
+MAX_BATCH = 1 << 16
+
+
+def check_batch(batch: object) -> int:
+    """``batch`` as an int in 1..MAX_BATCH, or a one-line :class:`InputError`."""
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or \
+            not 1 <= batch <= MAX_BATCH:
+        raise InputError("batch", f"must be an integer in 1..{MAX_BATCH:,}, got {batch!r}",
+                         "give the number of samples, e.g. --batch 8")
+    return int(batch)
 
 
 @dataclass(frozen=True)

@@ -258,7 +258,7 @@ def test_bad_instances_name_the_field():
     cases = [
         (lambda: chiplet_instance(w, hw, max_regions=5), "max_regions", "at most 4"),
         (lambda: chiplet_instance(w, hw, objective="energy"), "objective", "period"),
-        (lambda: chiplet_instance(w, hw, batch=0), "batch", "positive"),
+        (lambda: chiplet_instance(w, hw, batch=0), "batch", "in 1..65,536"),
         (lambda: chiplet_instance(w, get_chip("soc-npu-gpu")), "chip", "chiplet"),
         (lambda: soc_instance(w, get_chip("soc-npu-gpu"), chain=[]), "chain", "length 0"),
         (lambda: soc_instance(w, get_chip("soc-npu-gpu"), thresholds=[-1e-3]),

@@ -279,8 +279,9 @@ def test_network_that_cannot_fit_layer_by_layer():
 def test_instance_input_errors():
     with pytest.raises(InputError, match="tile_groups needs a tiled chip"):
         Instance(get_network("tiny"), get_chip("chiplet-2x2"))
-    with pytest.raises(InputError, match="batch: must be a positive integer"):
-        Instance(get_network("tiny"), get_chip("edge-4x4"), batch=0)
+    for bad in (0, 2**20, 1.5):
+        with pytest.raises(InputError, match=r"batch: must be an integer in 1\.\.65,536"):
+            Instance(get_network("tiny"), get_chip("edge-4x4"), batch=bad)
     with pytest.raises(InputError, match="stripe_width: must be in 1..4"):
         Instance(get_network("tiny"), get_chip("edge-4x4"), stripe_width=5)
     inst = Instance(get_network("tiny"), get_chip("tiled-1x2"), batch=1)

@@ -100,7 +100,7 @@ from chipsched.cost import (
 )
 from chipsched.errors import InputError
 from chipsched.hardware import Hardware
-from chipsched.workload import Layer, OpKind, Workload
+from chipsched.workload import Layer, OpKind, Workload, check_batch
 
 from .instance import Instance
 
@@ -431,8 +431,7 @@ def from_workload(workload: Workload, hardware: Hardware, *, batch: int = 1,
     is given (measurements); transfers use the chip's interconnect.
     """
     _need_processors(hardware)
-    if not isinstance(batch, int) or batch < 1:
-        raise InputError("batch", f"must be a positive integer, got {batch!r}")
+    check_batch(batch)
     procs = hardware.processors
     if scalar_ops:
         has_host = any(p.control_flow for p in procs)

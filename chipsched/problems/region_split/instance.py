@@ -16,7 +16,7 @@ from chipsched.errors import InputError
 from chipsched.graph import GroupGraph, seed000_group_graph
 from chipsched.hardware import Hardware
 from chipsched.objective import Objective
-from chipsched.workload import Workload
+from chipsched.workload import Workload, check_batch
 
 from .compute import group_times, layer_items
 from .objectives import OBJECTIVES
@@ -33,8 +33,7 @@ DEFAULT_THRESHOLD_S = 2e-3
 def _check_common(objective: str | Objective, batch: int, max_regions: int | None,
                   limit: int, what: str) -> Objective:
     obj = OBJECTIVES.parse(objective)
-    if not isinstance(batch, (int, np.integer)) or isinstance(batch, bool) or batch < 1:
-        raise InputError("batch", f"must be a positive integer, got {batch!r}")
+    check_batch(batch)
     if max_regions is not None:
         if not isinstance(max_regions, (int, np.integer)) or max_regions < 1:
             raise InputError("max_regions", f"must be a positive integer, got {max_regions!r}")

@@ -61,7 +61,7 @@ from chipsched.problems.tile_groups.tree import (
     short_text,
     to_text,
 )
-from chipsched.workload import Workload
+from chipsched.workload import Workload, check_batch
 
 #: Weight accounting conventions (``Instance.weight_accounting``): charged per segment
 #: run (ours, physical) or once per total batch (SET's).
@@ -278,10 +278,7 @@ class Instance:
         if hw.kind() != "tiled" or hw.unit is None or hw.noc is None or hw.dram is None:
             raise InputError(f"chip {hw.name!r}", "tile_groups needs a tiled chip with a NoC "
                              "and DRAM", "use edge-4x4, cloud-12x12 or tiled-RxC")
-        if isinstance(self.batch, bool) or not isinstance(self.batch, (int, np.integer)) \
-                or self.batch < 1:
-            raise InputError("batch", f"must be a positive integer, got {self.batch!r}")
-        object.__setattr__(self, "batch", int(self.batch))
+        object.__setattr__(self, "batch", check_batch(self.batch))
         object.__setattr__(self, "objective", OBJECTIVES.parse(self.objective))
         w = self.stripe_width if self.stripe_width is not None else \
             geo.default_stripe_width(hw.cols)
