@@ -76,10 +76,8 @@ def read_instance_file(path: str | os.PathLike[str]) -> tuple[Workload, dict[str
     opts = {k: v for k, v in sec.items() if k != "network"}
     if "trace" in opts and opts["trace"] is not None:
         tr = opts["trace"]
-        if not isinstance(tr, Mapping) or set(tr) != {"times", "loads"}:
-            raise InputError(f"{where}.trace", "needs exactly 'times' and 'loads'")
-        opts["trace"] = LoadTrace(np.asarray(tr["times"], dtype=float),
-                                  np.asarray(tr["loads"], dtype=float))
+        opts["trace"] = LoadTrace.from_dict(dict(tr) if isinstance(tr, Mapping) else tr,
+                                            f"{where}.trace")
     return get_network(net), opts
 
 

@@ -81,3 +81,23 @@ def test_bad_input_one_line_exit_2(tmp_path):
                     "needs a processor chain")
     _one_line_error(run("solve", "region_split", "-i", "tiny", "-c", "edge-4x4", "-m",
                         "seed000", "--batch", "0"), "batch")
+
+
+def test_processor_chain_options_that_are_not_numbers_exit_2():
+    """Review findings: -O loads=abc, thresholds=[a,b], a trace given with -O (never
+    turned into a trace), NaN or ragged trace entries raised tracebacks."""
+    soc = ("-c", "soc-npu-gpu-cpu", "-m", "seed001-history")
+    _one_line_error(run("solve", "region_split", "-i", "tiny", *soc, "-O", "loads=abc"),
+                    "loads", "'abc'")
+    _one_line_error(run("solve", "region_split", "-i", "tiny", *soc, "-O", "thresholds=[a,b]"),
+                    "thresholds", "numbers")
+    _one_line_error(run("solve", "region_split", "-i", "tiny", *soc, "-O",
+                        "trace={times: [0, .nan], loads: [[0, 0, 0], [0.5, 0, 0]]}"),
+                    "trace.times")
+    _one_line_error(run("solve", "region_split", "-i", "tiny", *soc, "-O",
+                        "trace={times: [0, 1], loads: [[0, 0, 0], [0.5, 0]]}"),
+                    "trace.loads", "same length")
+    ok = run("solve", "region_split", "-i", "tiny", *soc, "--json", "-O",
+             "trace={times: [0, 1], loads: [[0, 0, 0], [0.5, 0, 0]]}")
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["status"] == "feasible"

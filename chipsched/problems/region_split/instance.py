@@ -266,8 +266,20 @@ def chiplet_instance(workload: Workload, hardware: Hardware, *,
                            obj, int(batch), max_regions, items, S, tm, gt, eb)
 
 
+def _numbers(values: Any, field_: str, what: str, example: str) -> tuple[float, ...]:
+    """``values`` (a number or a list of numbers) as floats, or a one-line error."""
+    try:
+        items = [values] if isinstance(values, (int, float)) else list(values)
+        if isinstance(values, str):
+            raise TypeError
+        return tuple(float(x) for x in items)
+    except (TypeError, ValueError):
+        raise InputError(field_, f"must be {what}, got {values!r}",
+                         f"e.g. -O {field_}={example}") from None
+
+
 def _check_loads(loads: Sequence[float], n: int, field_: str) -> tuple[float, ...]:
-    vals = tuple(float(x) for x in loads)
+    vals = _numbers(loads, field_, "a list of loads in [0, 1)", "[0.2,0,0.5]")
     if len(vals) != n:
         raise InputError(field_, f"has {len(vals)} values for a chain of {n} processors",
                          "give one load per processor of the chain")
@@ -312,7 +324,8 @@ def soc_instance(workload: Workload, hardware: Hardware, *,
     elif isinstance(thresholds, (int, float)):
         th = (float(thresholds),) * (P - 1)
     else:
-        th = tuple(float(x) for x in thresholds)
+        th = _numbers(thresholds, "thresholds", "a number or a list of numbers (seconds)",
+                      "[0.001,0.002]")
     if len(th) != P - 1:
         raise InputError("thresholds", f"{len(th)} given for a chain of {P} processors",
                          f"give {P - 1} (threshold k splits into k+1 sub-models)")
@@ -323,13 +336,19 @@ def soc_instance(workload: Workload, hardware: Hardware, *,
     if buffers is not None and (not isinstance(buffers, (int, np.integer)) or buffers < 1):
         raise InputError("buffers", f"must be a positive integer, got {buffers!r}",
                          "2 = double buffering, 3 = triple buffering")
+    if isinstance(trace, dict):  # -O trace={times: […], loads: [[…], …]} or a file's
+        trace = LoadTrace.from_dict(trace)
+    if trace is not None and not isinstance(trace, LoadTrace):
+        raise InputError("trace", f"must be a mapping with times and loads, got {trace!r}",
+                         "e.g. -O 'trace={times: [0, 1], loads: [[0, 0], [0.5, 0]]}'")
     if trace is not None:
         if trace.processors != P:
             raise InputError("trace.loads", f"has {trace.processors} columns for a chain of "
                              f"{P} processors", "give one load per processor of the chain")
         if loads is None:
             loads = trace.final
-        elif tuple(float(x) for x in loads) != trace.final:
+        elif _numbers(loads, "loads", "a list of loads in [0, 1)", "[0.2,0,0.5]") \
+                != trace.final:
             raise InputError("loads", "differ from the trace's last phase",
                              "leave loads out with a trace (they are its last phase)")
     ld = _check_loads(loads if loads is not None else (0.0,) * P, P, "loads")

@@ -24,9 +24,20 @@ class LoadTrace:
     loads: np.ndarray
 
     def __post_init__(self) -> None:
-        t = np.array(self.times, dtype=float).ravel()  # copies: the caller's stay writable
-        ld = np.atleast_2d(np.array(self.loads, dtype=float))
-        if t.size == 0 or t[0] != 0 or np.any(np.diff(t) <= 0):
+        try:  # copies: the caller's stay writable
+            t = np.array(self.times, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise InputError("trace.times", f"must be numbers, got {self.times!r}",
+                             "give phase start times in seconds, e.g. [0, 0.5, 1.0]") from None
+        try:
+            ld = np.atleast_2d(np.array(self.loads, dtype=float))
+        except (TypeError, ValueError):
+            raise InputError("trace.loads", "must be rows of numbers, one per phase, all "
+                             "of the same length", "e.g. [[0, 0.5], [0.2, 0]]") from None
+        if ld.ndim != 2:
+            raise InputError("trace.loads", "must be rows of loads, one per phase",
+                             "e.g. [[0, 0.5], [0.2, 0]]")
+        if t.size == 0 or not np.all(np.isfinite(t)) or t[0] != 0 or np.any(np.diff(t) <= 0):
             raise InputError("trace.times", "must start at 0 and increase strictly",
                              "give phase start times in seconds, e.g. [0, 0.5, 1.0]")
         if ld.shape[0] != t.size:
@@ -71,3 +82,11 @@ class LoadTrace:
 
     def to_dict(self) -> dict[str, Any]:
         return {"times": self.times.tolist(), "loads": self.loads.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "trace") -> LoadTrace:
+        """A trace from ``{times: […], loads: [[…], …]}`` (a file's or ``-O trace=…``)."""
+        if not isinstance(d, dict) or set(d) != {"times", "loads"}:
+            raise InputError(where, "needs exactly 'times' and 'loads'",
+                             "e.g. {times: [0, 1], loads: [[0, 0], [0.5, 0]]}")
+        return cls(d["times"], d["loads"])
