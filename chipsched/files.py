@@ -27,14 +27,20 @@ def read_data(path: str | os.PathLike[str]) -> Any:
         raise InputError(str(p), f"cannot read: {exc.__class__.__name__}") from None
     if not text.strip():
         raise InputError(str(p), "file is empty", "give a YAML or JSON document")
+    deep = InputError(str(p), "nested too deeply to be a chipsched file",
+                      "give a YAML or JSON document of ordinary depth")
     if p.suffix.lower() == ".json":
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{p}:{exc.lineno}", f"malformed JSON: {exc.msg}",
                              "fix the syntax at that line") from None
+        except RecursionError:
+            raise deep from None
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise deep from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
@@ -56,9 +62,21 @@ def check_output_file(path: str | os.PathLike[str], field: str = "--out") -> Pat
     parent = next((q for q in (p.parent, *p.parent.parents) if q.exists()), None)
     if parent is not None and not parent.is_dir():
         raise InputError(field, f"{parent} is a file, not a folder", "choose another path")
-    if parent is not None and not os.access(parent, os.W_OK):
-        raise InputError(field, f"folder {parent} is not writable", "choose another path")
+    if parent is not None:
+        _check_writable(parent, field)
     return p
+
+
+def _check_writable(folder: Path, field: str) -> None:
+    """Create and remove a file in ``folder``: ``os.access`` says yes to root on a
+    read-only mount or a pseudo file system such as /sys."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".chipsched-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(field, f"folder {folder} is not writable ({exc.strerror or exc})",
+                         "choose another path") from None
 
 
 def check_output_dir(path: str | os.PathLike[str], field: str = "--out") -> Path:
@@ -69,8 +87,8 @@ def check_output_dir(path: str | os.PathLike[str], field: str = "--out") -> Path
     parent = next((q for q in (p, *p.parents) if q.exists()), None)
     if parent is not None and not parent.is_dir():
         raise InputError(field, f"{parent} is a file, not a folder", "give a folder path")
-    if parent is not None and not os.access(parent, os.W_OK):
-        raise InputError(field, f"folder {parent} is not writable", "choose another path")
+    if parent is not None:
+        _check_writable(parent, field)
     return p
 
 
@@ -94,8 +112,12 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[Any], None],
     so that a failure never leaves a half-written output file. The file gets the
     permissions of an ordinary new file (0666 less the umask), not mkstemp's 0600."""
     p = check_output_file(path, str(path))
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    except OSError as exc:  # e.g. the disk filled since the check
+        raise InputError(str(p), f"cannot write: {exc.strerror or exc}",
+                         "choose another path") from None
     try:
         text = "b" not in mode  # UTF-8 whatever the locale: YAML keeps µ and ×
         with (os.fdopen(fd, mode, encoding="utf-8", newline="") if text
@@ -103,6 +125,10 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[Any], None],
             writer(fh)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, p)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(str(p), f"cannot write: {exc.strerror or exc}",
+                         "choose another path") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

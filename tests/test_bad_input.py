@@ -148,6 +148,31 @@ def test_out_below_a_file(tmp_path):
     one_line_error(res, "--out", "is a file")
 
 
+def test_an_unwritable_folder_is_refused_before_any_work():
+    """Review finding: os.access says 'writable' to root on /proc or /sys or a read-only
+    mount; the solve ran, then writing raised a PermissionError traceback. The folder is
+    now probed by creating a file in it."""
+    res = run("solve", "tile_groups", "-i", "tiny", "-m", "ls", "--out", "/proc/r.json")
+    one_line_error(res, "--out", "not writable")
+    res = run("compare", "tile_groups", "-i", "tiny", "--methods", "ls", "--csv",
+              "/proc/r.csv")
+    one_line_error(res, "--csv", "not writable")
+    one_line_error(run("export", "chip", "edge-4x4", "/proc/chip.yaml"), "not writable")
+
+
+def test_files_nested_too_deeply_are_one_line_errors(tmp_path):
+    """Review finding: a chip file or tree nested thousands deep raised RecursionError."""
+    for suffix, text in ((".json", "[" * 100_000 + "]" * 100_000),
+                         (".yaml", "[" * 100_000 + "]" * 100_000)):
+        f = tmp_path / f"deep{suffix}"
+        f.write_text(text)
+        one_line_error(run("show", "chip", str(f)), "nested too deeply")
+    from chipsched.problems.tile_groups import parse_tree
+
+    with pytest.raises(InputError, match="nested too deeply"):
+        parse_tree("T(1)[ " * 5000 + "conv1" + " ]" * 5000, get_network("tiny"))
+
+
 def test_written_files_are_world_readable(tmp_path):
     out = tmp_path / "r.json"
     old = os.umask(0o022)

@@ -310,7 +310,11 @@ def parse_tree(text: str, workload: Workload) -> Node:
     """Parse the text form; layer names are resolved in ``workload``."""
     if not isinstance(text, str) or not text.strip():
         raise InputError("tree", "is empty", "give a tree such as T(1)[ conv1 conv2 ]")
-    return _Parser(text, workload).parse()
+    try:
+        return _Parser(text, workload).parse()
+    except RecursionError:  # cuts nested thousands deep: no network has that many layers
+        raise InputError("tree", "cuts nested too deeply",
+                         "a tree nests at most as deep as the network has layers") from None
 
 
 # ---------------------------------------------------------------------------------------
