@@ -263,6 +263,18 @@ def validate(data: Any, schema: Mapping[str, Any], source: str) -> None:
         if m:
             field = f"{field}.{m.group(1)}"
             msg = "is required"
+            desc = (error.schema.get("properties", {}).get(m.group(1), {})
+                    .get("description"))
+            fix = f"add it ({desc})" if desc else "add it"
+    elif error.validator == "type":
+        want = error.validator_value
+        want = " or ".join(want) if isinstance(want, list) else want
+        msg = f"must be {'an' if str(want)[0] in 'aeiou' else 'a'} {want}, got " \
+              f"{error.instance!r}"[:200]
+        fix = f"give {'an' if str(want)[0] in 'aeiou' else 'a'} {want}"
+    elif error.validator in ("enum", "const"):
+        opts = error.validator_value if error.validator == "enum" else [error.validator_value]
+        fix = f"use one of {', '.join(map(str, opts))}"
     elif error.validator in ("maximum", "exclusiveMaximum"):
         fix = f"use a value <= {error.validator_value:,}"
     elif error.validator in ("minimum", "exclusiveMinimum"):
