@@ -100,7 +100,8 @@ def builtin_suites() -> list[str]:
     return sorted(n.rsplit(".", 1)[0] for n in names if n.endswith((".yaml", ".yml")))
 
 
-def load_suites(spec: str | os.PathLike[str] | Mapping[str, Any]) -> list[Suite]:
+def load_suites(spec: str | os.PathLike[str] | Mapping[str, Any],
+                _within: tuple[str, ...] = ()) -> list[Suite]:
     """Suites from a file, a built-in name, or a mapping (the file form)."""
     from chipsched.files import read_data
 
@@ -108,6 +109,11 @@ def load_suites(spec: str | os.PathLike[str] | Mapping[str, Any]) -> list[Suite]
         data, source = spec, "suite"
     else:
         s = str(spec)
+        key = str(Path(s).resolve()) if Path(s).suffix else s
+        if key in _within:
+            raise InputError(f"{_within[-1]}.runs", f"includes {s}, which includes it back",
+                             "a runs: list names other suites, never itself")
+        _within = (*_within, key)
         if Path(s).suffix.lower() in (".yaml", ".yml", ".json"):
             data, source = read_data(s), s
         else:
@@ -126,8 +132,11 @@ def load_suites(spec: str | os.PathLike[str] | Mapping[str, Any]) -> list[Suite]
             if isinstance(sub, Mapping):
                 out.append(_suite({"name": data.get("name", source), **sub},
                                   f"{source}.runs[{i}]"))
-            else:  # the name or file of another suite
-                out += load_suites(sub)
+            elif isinstance(sub, str):  # the name or file of another suite
+                out += load_suites(sub, _within)
+            else:
+                raise InputError(f"{source}.runs[{i}]", "must be a suite mapping, a suite "
+                                 "file or a built-in suite name")
         return out
     return [_suite(data, source)]
 
@@ -175,6 +184,9 @@ def _suite(data: Mapping[str, Any], source: str) -> Suite:
     if not isinstance(seeds, int) or seeds < 1:
         raise InputError(f"{source}.seeds", f"must be a positive integer, got {seeds!r}")
     options = data.get("options", {}) or {}
+    if not isinstance(options, Mapping):
+        raise InputError(f"{source}.options", f"must be a mapping, got {options!r}",
+                         "e.g. options: {time_limit: 10}")
     bad = set(options) - set(_SOLVE_OPTIONS)
     if bad:
         raise InputError(f"{source}.options.{sorted(bad)[0]}", "unknown option",
@@ -204,12 +216,19 @@ def _suite(data: Mapping[str, Any], source: str) -> Suite:
 def expand(suites: Iterable[Suite], registry_: Any = None) -> list[Job]:
     """The jobs of the suites, validated against the registry and the methods' declared
     parameters (fails fast on a typo or a bad value)."""
-    from chipsched.api import check_params, registry
+    from chipsched.api import check_params, make_instance, registry
+    from chipsched.solvers.options import SolveOptions
 
     reg = registry_ or registry()
     jobs: list[Job] = []
     for s in suites:
         dec = reg.decision(s.decision)
+        try:  # solver options and every instance are checked before anything runs
+            SolveOptions(**dict(s.options))
+            for inst, chip, iopts in dict.fromkeys(s.instances):
+                make_instance(s.decision, inst, chip, registry_=reg, **dict(iopts))
+        except InputError as exc:
+            raise InputError(f"suite {s.name}", str(exc)) from None
         variants = list(s.methods) if s.methods else [(n, ()) for n in reg.methods(s.decision)]
         for n, ps in variants:
             m = dec.method(n)  # an unknown name: UnknownNameError with a suggestion
@@ -294,7 +313,7 @@ def dask_client(address: str) -> Any:
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
     try:
         return Client(address, timeout=f"{SCHEDULER_TIMEOUT_S}s")
-    except (OSError, TimeoutError) as exc:
+    except Exception as exc:  # noqa: BLE001 - refused, timed out, or not a Dask scheduler
         raise InputError("--scheduler", f"no Dask scheduler answers at {address} within "
                          f"{SCHEDULER_TIMEOUT_S} s ({exc.__class__.__name__})",
                          "start one with `dask scheduler`, or leave --scheduler out to "

@@ -469,8 +469,10 @@ WarmOpt = Annotated[str | None, typer.Option(
 
 
 def _progress_callback(enabled: bool) -> tuple[Any, Any]:
-    """(a rich progress display or None, the SolveOptions.progress callback drawing it)."""
-    if not enabled:
+    """(a rich progress display or None, the SolveOptions.progress callback drawing it).
+    Only on a terminal: redirected to a file or a pipe, the transient bar draws nothing
+    useful and leaves an empty line before an error (review finding)."""
+    if not enabled or not _err().is_terminal:
         return None, None
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 

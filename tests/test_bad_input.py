@@ -202,11 +202,24 @@ def test_bench_unreachable_or_malformed_scheduler(tmp_path):
     assert not out.exists()
 
 
-def test_bench_exits_non_zero_when_a_run_fails_and_keeps_the_rest(tmp_path):
+def test_bench_exits_non_zero_when_a_run_fails_and_keeps_the_rest(tmp_path, monkeypatch):
+    """A run that fails while it runs (here: a method crashing on one instance) is an
+    error row, the others are kept, the exit code is 1. (A bad instance is bad input,
+    refused before anything runs: test_bench_refuses_a_bad_instance_before_running.)"""
+    import chipsched.api as api
+
+    real = api.solve
+
+    def crashes_on_tiny_chain(decision, inst, method, **kw):
+        if str(getattr(inst, "name", "")).startswith("tiny-chain"):
+            raise RuntimeError("a bug in a method")
+        return real(decision, inst, method, **kw)
+
+    monkeypatch.setattr(api, "solve", crashes_on_tiny_chain)
     suite = tmp_path / "s.yaml"
     suite.write_text(yaml.safe_dump({
         "name": "mixed", "decision": "tile_groups",
-        "instances": ["tiny", "resnet50:image_size=abc"], "methods": ["ls"],
+        "instances": ["tiny", "tiny-chain"], "methods": ["ls"],
     }))
     res = run("bench", str(suite), "--out", str(tmp_path / "o"), "--workers", "1")
     assert res.exit_code == 1, res.output
@@ -217,6 +230,17 @@ def test_bench_exits_non_zero_when_a_run_fails_and_keeps_the_rest(tmp_path):
     statuses = sorted(r[0] for r in con.execute("SELECT status FROM runs"))
     con.close()
     assert len(statuses) == 2 and statuses[0] == "error" and statuses[1] != "error"
+
+
+def test_bench_refuses_a_bad_instance_before_running(tmp_path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(yaml.safe_dump({
+        "name": "mixed", "decision": "tile_groups",
+        "instances": ["tiny", "resnet50:image_size=abc"], "methods": ["ls"],
+    }))
+    res = run("bench", str(suite), "--out", str(tmp_path / "o"), "--workers", "1")
+    one_line_error(res, "suite mixed", "image_size")
+    assert not (tmp_path / "o").exists()
 
 
 def test_exported_yaml_keeps_unicode(tmp_path):

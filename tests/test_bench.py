@@ -17,7 +17,7 @@ def _toy():
 
 
 SUITE = {"name": "toy-suite", "decision": "toy",
-         "instances": ["4,2,8", {"instance": "5,3", "scale": 2}, "broken"],
+         "instances": ["4,2,8", {"instance": "5,3", "scale": 2}],
          "methods": ["exact", "random", "crash"], "seeds": 2, "options": {"time_limit": 5}}
 
 
@@ -25,7 +25,7 @@ def test_expand_counts_runs():
     reg = _toy()
     jobs = expand(load_suites(SUITE), reg)
     # per instance: exact once, random per seed (2), crash once
-    assert len(jobs) == 3 * 4
+    assert len(jobs) == 2 * 4
     assert {j.seed for j in jobs if j.method == "random"} == {0, 1}
     with pytest.raises(UnknownNameError, match="did you mean 'exact'"):
         expand(load_suites({**SUITE, "methods": ["exakt"]}), reg)
@@ -42,21 +42,40 @@ def test_bench_records_everything(tmp_path):
     assert crash["status"] == "error" and "RuntimeError: bug in a method" in crash["message"]
     assert by[("4,2,8", "exact", 0)]["objective_unit"] == "u"
     assert by[("4,2,8", "exact", 0)]["size_unit"] == "numbers"
-    broken = by[("broken", "exact", 0)]
-    assert broken["status"] == "error" and "broken on purpose" in broken["message"]
     summ = {(r["instance"], r["method"], r["seed"]): r for r in summarize(rows)}
     assert summ[("4,2,8", "random", 0)]["gap_to_best_bound"] == pytest.approx(1.0)  # 4 vs 2
     con = sqlite3.connect(files["sqlite"])
     n, = con.execute("select count(*) from runs").fetchone()
-    assert n == len(rows) == 12
+    assert n == len(rows) == 8
     with open(files["csv"]) as fh:
-        assert len(list(csv.DictReader(fh))) == 12
+        assert len(list(csv.DictReader(fh))) == 8
     assert "toy-suite" in files["html"].read_text()
     assert any(k.startswith("plot") for k in files)
     # a second bench appends to the same database
     bench(SUITE, tmp_path, registry_=reg)
     n, = sqlite3.connect(files["sqlite"]).execute("select count(*) from runs").fetchone()
-    assert n == 24
+    assert n == 16
+
+
+def test_bad_instances_and_options_fail_before_any_run(tmp_path):
+    """Review finding: an instance that cannot be built (unknown name, bad option) or a
+    bad solver option ran the suite anyway and only failed its rows (exit 1 after files
+    were written); they are bad input, refused before anything runs."""
+    reg = _toy()
+    for bad, frag in (({**SUITE, "instances": ["4,2", "broken"]}, "broken on purpose"),
+                      ({**SUITE, "options": {"time_limit": -1}}, "time_limit"),
+                      ({**SUITE, "options": 5}, "options: must be a mapping")):
+        out = tmp_path / "never"
+        with pytest.raises(InputError, match=frag):
+            bench(bad, out, registry_=reg)
+        assert not out.exists()
+
+
+def test_a_suite_that_includes_itself_is_refused(tmp_path):
+    f = tmp_path / "loop.yaml"
+    f.write_text(f"name: loop\nruns: [{f}]\n")
+    with pytest.raises(InputError, match="includes it back"):
+        load_suites(str(f))
 
 
 def test_suite_errors(tmp_path):
