@@ -619,7 +619,8 @@ def compare_cmd(
         raise InputError("--format", f"unknown format {fmt!r}", f"use one of "
                          f"{', '.join(FORMATS)}")
     if seeds < 1:
-        raise InputError("--seeds", f"must be >= 1, got {seeds}")
+        raise InputError("--seeds", f"must be >= 1, got {seeds}",
+                         "give how many seeds each randomized method runs, e.g. 5")
     params = _parse_params(param)
     if csv is not None:
         from chipsched.files import check_output_file
@@ -715,8 +716,9 @@ def bench_cmd(
     from chipsched.errors import InputError
     from chipsched.tables import FORMATS
 
-    if workers < 0:
-        raise InputError("--workers", f"must be >= 0, got {workers}")
+    if not 0 <= workers <= 256:
+        raise InputError("--workers", f"must be in 0..256, got {workers}",
+                         "give the number of processes (0: one per core)")
     if fmt not in FORMATS:
         raise InputError("--format", f"unknown format {fmt!r}",
                          f"use one of {', '.join(FORMATS)}")

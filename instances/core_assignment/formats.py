@@ -204,6 +204,10 @@ def _metis_header(path: Path, lines: Iterator[tuple[int, str]]) -> tuple[int, in
         if ncon > 1:
             raise InputError(f"{path}:{ln}", f"{ncon} vertex weights per vertex",
                              "core_assignment reads one vertex weight (the size)")
+        if not (0 < nums[0] <= 2**31 and 0 <= nums[1] <= 2**40):
+            raise InputError(f"{path}:{ln}", f"implausible METIS header: n = {nums[0]}, "
+                             f"m = {nums[1]}", "n is the vertex count (1..2^31), m the "
+                             "edge count (0..2^40)")
         return nums[0], nums[1], has_vsize, has_vw, has_ew, ncon
     raise InputError(str(path), "empty METIS file", "the first line is 'n m [fmt [ncon]]'")
 
@@ -212,7 +216,7 @@ def _parse_vertex_line(path: Path, ln: int, text: str, n: int, has_vsize: bool, 
                        has_ew: bool) -> tuple[int, np.ndarray, np.ndarray]:
     try:
         vals = np.array(text.split(), dtype=np.int64)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise InputError(f"{path}:{ln}", "non-integer entry in a vertex line",
                          "METIS vertex lines hold integers only") from None
     head = int(has_vsize) + ncon
@@ -345,7 +349,7 @@ def read_qaplib(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise InputError(str(p), "file not found", "check the path")
     try:
         toks = np.array(p.read_text().split(), dtype=np.int64)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, OverflowError, UnicodeDecodeError):
         raise InputError(str(p), "not a QAPLIB .dat file (non-integer data)") from None
     if toks.size < 1 or toks[0] < 1 or toks.size != 1 + 2 * int(toks[0]) ** 2:
         raise InputError(str(p), "not a QAPLIB .dat file",

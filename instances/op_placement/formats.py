@@ -575,7 +575,12 @@ def instance_from_dict(data: Mapping[str, Any], source: str = "instance",
                                          "give a time for every processor (null: cannot run)")
                     continue
                 v = table[pn]
-                arr[i, k] = math.inf if v is None else float(v)
+                try:
+                    arr[i, k] = math.inf if v is None else float(v)
+                except OverflowError:  # an integer beyond a float (1e400)
+                    raise InputError(f"{source}: op {o['name']!r}.{key}.{pn}",
+                                     "implausibly large", "give seconds (or joules) as "
+                                     "ordinary numbers") from None
     edges, ebytes = [], []
     for e in data.get("edges", []):
         for end in ("src", "dst"):
