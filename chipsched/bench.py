@@ -181,7 +181,7 @@ def _suite(data: Mapping[str, Any], source: str) -> Suite:
             raise InputError(f"{source}.instances[{i}]",
                              "must be a name or a mapping with 'instance'")
     seeds = data.get("seeds", 1)
-    if not isinstance(seeds, int) or seeds < 1:
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise InputError(f"{source}.seeds", f"must be a positive integer, got {seeds!r}")
     options = data.get("options", {}) or {}
     if not isinstance(options, Mapping):

@@ -41,9 +41,11 @@ ARRAY_SCHEMA = {
     "oneOf": [
         _obj({
             "kind": {"const": "vector"},
-            "vector": _d(_POSINT, "MACs per lane reducing over input channels C (NVDLA atomic-C)"),
-            "lanes": _d(_POSINT, "lanes per PE, one output channel each (NVDLA atomic-K)"),
-            "pes": _d(_POSINT, "PEs; each takes output channels or output pixels, "
+            "vector": _d(_bounded(1 << 16),
+                         "MACs per lane reducing over input channels C (NVDLA atomic-C)"),
+            "lanes": _d(_bounded(1 << 16),
+                        "lanes per PE, one output channel each (NVDLA atomic-K)"),
+            "pes": _d(_bounded(1 << 16), "PEs; each takes output channels or output pixels, "
                                "whichever maps better"),
         }, ["kind", "vector", "lanes", "pes"], "NVDLA/Simba-style: pes × lanes × vector MACs"),
         _obj({
@@ -194,7 +196,7 @@ NETWORK_SCHEMA: dict[str, Any] = {
     "title": "chipsched network (workload)",
     **_obj({
         "name": {"type": "string"},
-        "precision_bytes": _d(_POSINT, "bytes per element (1 = int8)"),
+        "precision_bytes": _d(_bounded(16), "bytes per element (1 = int8)"),
         "meta": {"type": "object"},
         "layers": {"type": "array", "minItems": 1,
                    "items": _obj(_LAYER_PROPS, ["name", "kind"])},
