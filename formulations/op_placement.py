@@ -286,7 +286,7 @@ def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, 
         cls_arr = np.array(wa)
         st_t, en_t = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         free: dict[tuple[int, int], int] = {}
-        for i in order_by_start(instance, warm.start):
+        for i in order_by_start(instance, warm.start, warm.proc):
             a = int(cls_arr[i])
             ready = 0
             for k, ek in instance.preds[i]:
@@ -397,7 +397,7 @@ def cpsat(instance: Instance, options: SolveOptions, params: CpsatParams) -> Met
         if solver.value(lv):
             proc[i] = classes[a][0]
     start = np.array([solver.value(v) for v in info["s"]], dtype=float)
-    sol = list_schedule(instance, proc, order_by_start(instance, start), classes)
+    sol = list_schedule(instance, proc, order_by_start(instance, start, proc), classes)
     value = instance.objective(*makespan_energy(instance, sol))
     # the model's own value of its schedule: times and energies floored to ticks, so the
     # real schedule may be longer by one tick per op and transfer on its critical path
@@ -686,7 +686,7 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
         r = max(M._by_op[i], key=lambda r: pyo.value(M.x[i, r]))
         proc[i] = R[r][0]
     start = np.array([pyo.value(M.s[i]) for i in range(instance.n_ops)]) * unit
-    sol = list_schedule(instance, proc, order_by_start(instance, start))
+    sol = list_schedule(instance, proc, order_by_start(instance, start, proc))
     value = instance.objective(*makespan_energy(instance, sol))
     if params.big_m == "incumbent" and inc_value < value:
         # HiGHS may reject its start (tolerances) and stop on a worse schedule

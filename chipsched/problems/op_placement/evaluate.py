@@ -52,7 +52,9 @@ def check_schedule(instance: Instance, solution: Solution) -> None:
                              f"starts at {start[b[k]]:.9g}, before its input from "
                              f"{instance.ops[a[k]]!r} arrives at {arrive[k]:.9g}")
     res = proc * (max(instance.cores) + 1) + core
-    o = np.lexsort((start, res))
+    # equal starts: the shorter first, so that a zero-time op starting where a longer
+    # one starts is not mistaken for an overlap
+    o = np.lexsort((end, start, res))
     same = res[o][1:] == res[o][:-1]
     overlap = same & (start[o][1:] < end[o][:-1] - tol)
     if overlap.any():

@@ -78,10 +78,23 @@ def list_schedule(instance: Instance, proc: Sequence[int], order: Sequence[int],
     return instance.solution(proc, core, start)
 
 
-def order_by_start(instance: Instance, start: Sequence[float]) -> list[int]:
-    """The linear extension that takes the ready op with the earliest start first (ties by
-    index): the order of a schedule, robust to solver tolerances."""
-    return priority_order(instance, -np.asarray(start, dtype=float))
+def order_by_start(instance: Instance, start: Sequence[float],
+                   proc: Sequence[int] | None = None) -> list[int]:
+    """The linear extension that takes the ready op with the earliest start first: the
+    order of a schedule, robust to solver tolerances. With ``proc`` (the ops'
+    processors), starts equal to 1e-9 relative go shortest first, so that a zero-time op
+    sharing its start with a longer op on its core runs first, as the schedule meant
+    (ties by index otherwise: the zero-time op could slip behind the longer one)."""
+    s = np.asarray(start, dtype=float)
+    if proc is None:
+        return priority_order(instance, -s)
+    n = instance.n_ops
+    dur = instance.time[np.arange(n), np.asarray(proc, dtype=np.int64)]
+    scale = max(1e-300, float(np.abs(s).max(initial=0.0)))
+    key = np.round(s / scale * 1e9)
+    rank = np.empty(n)
+    rank[np.lexsort((np.arange(n), dur, key))] = np.arange(n)
+    return priority_order(instance, -rank)
 
 
 def single_processor_schedule(instance: Instance, p: int) -> Solution:
