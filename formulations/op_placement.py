@@ -78,6 +78,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -324,9 +325,12 @@ def _scaling(instance: Instance, resolution: float | None) -> tuple[float, float
 
     Makespan: τ gives ~10¹⁰ ticks over the fastest serial time (1 for integral data).
     Energy: ε likewise over the least total energy. Weighted ``WT·C + WE·E``: ε is set to
-    ``WT·τ / WE`` so that both weights become 1 and nothing else is rounded (τ grows
-    when ε would make the energy sum exceed ~10¹² ticks). Data are rounded down, so the
-    bound stays valid; the decoded objective is the real one.
+    ``WT·τ / WE`` so that both weights become 1 (τ grows when ε would make the energy sum
+    exceed ~10¹² ticks) — unless times and energies are integers and WT/WE a fraction
+    a/b with b ≤ 1000: then τ = ε = 1 and the weights are (a, b), so that nothing is
+    rounded (ε = 2 for WT/WE = 1/2 floored odd energies: CP-SAT could not prove such
+    optima). Data are rounded down, so the bound stays valid; the decoded objective is
+    the real one.
     """
     obj = instance.objective
     w_time, w_energy = obj.coefficient("makespan"), obj.coefficient("energy_j")
@@ -339,6 +343,11 @@ def _scaling(instance: Instance, resolution: float | None) -> tuple[float, float
     if w_time == 0:
         eps = _resolution(e_scale, _integral(instance.energy), 1e10)
         return tau, eps, (0, 1), w_energy * eps
+    if resolution is None and _integral(times) and _integral(instance.energy):
+        ratio = Fraction(w_time / w_energy).limit_denominator(1000)
+        a, b = ratio.numerator, ratio.denominator
+        if a > 0 and abs(a / b - w_time / w_energy) <= 1e-12 * (w_time / w_energy):
+            return 1.0, 1.0, (a, b), w_energy / b  # WT·C + WE·E = (WE/b)·(a·C + b·E)
     e_max = float(np.where(instance.runnable, instance.energy, 0.0).max(axis=1).sum())
     if e_max > 0 and resolution is None:
         tau = max(tau, w_energy * e_max / 1e12 / w_time)
