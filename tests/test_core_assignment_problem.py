@@ -111,3 +111,26 @@ def test_forced_partition_and_groups():
     assert Instance("f", g, HW, 2, 2, 4).forced_partition is False
     group, cores = Solution(np.array([3, 1, 3])).groups()
     assert group.tolist() == [0, 1, 0] and cores.tolist() == [3, 1]
+
+
+def test_core_ids_must_be_whole_numbers():
+    """Review finding: float core ids were truncated silently (0.9 → core 0)."""
+    from chipsched.problems.core_assignment import Solution
+
+    with pytest.raises(InputError, match=r"solution.core\[0\]: 0.9 is not a core id"):
+        Solution(np.array([0.9, 1.7]))
+    assert Solution(np.array([0.0, 1.0])).core.tolist() == [0, 1]
+
+
+def test_integer_bounds_snap_to_the_nearest_integer_within_tolerance():
+    """Review finding: ceil(bound − 1e-6·|bound|) weakened a bound of 10⁷ to 9,999,990;
+    a bound within the solver's tolerance of an integer is that integer, else its
+    ceiling."""
+    from chipsched.formulations.core_assignment import _round_bound
+    from chipsched.problems.core_assignment import Instance as CI
+
+    g = NeuronGraph.from_edges([1, 1], [0], [1], [3])
+    inst = CI("b", g, get_chip("neuro-2x2"), 1, 2, 4)
+    assert _round_bound(inst, 1e7) == 1e7
+    assert _round_bound(inst, 1e7 + 1e-3) == 1e7 and _round_bound(inst, 99.9999999) == 100
+    assert _round_bound(inst, 100.4) == 101 and _round_bound(inst, 0.0) == 0

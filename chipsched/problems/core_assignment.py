@@ -207,7 +207,12 @@ class Solution:
     core: np.ndarray
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "core", np.ascontiguousarray(self.core, dtype=np.int64))
+        raw = np.asarray(self.core)
+        if raw.dtype.kind == "f" and not np.array_equal(raw, np.round(raw)):
+            bad = int(np.flatnonzero(raw != np.round(raw))[0])
+            raise InputError(f"solution.core[{bad}]", f"{float(raw[bad])!r} is not a core id",
+                             "core ids are whole numbers (row-major)")
+        object.__setattr__(self, "core", np.ascontiguousarray(raw, dtype=np.int64))
 
     def groups(self) -> tuple[np.ndarray, np.ndarray]:
         """``(group, cores)``: group ids 0..G-1 in order of first appearance and the core

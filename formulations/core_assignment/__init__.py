@@ -88,7 +88,10 @@ def _round_bound(instance: Instance, bound: float) -> float:
     an integer, so a fractional LP/MILP bound (497.478) rounds up (less the solver's
     tolerance)."""
     if instance.objective.name in ("traffic", "cut", "multicast"):
-        return float(math.ceil(bound - 1e-6 * max(1.0, abs(bound))))
+        near = round(bound)
+        if abs(bound - near) <= 1e-6 * max(1.0, abs(bound)):  # the solver's tolerance
+            return float(near)
+        return float(math.ceil(bound))
     return bound
 
 
