@@ -192,9 +192,10 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
                   minimize: bool):
     from pyomo.opt import SolverStatus, TerminationCondition
 
+    given_s = options.solver_seconds()  # what the backend gets, fixed before it runs
     if name == "cbc":
         opt = pyo.SolverFactory("cbc", executable=cbc_path())
-        opt.options["seconds"] = options.solver_seconds() if options.time_limit else 1e9
+        opt.options["seconds"] = given_s if options.time_limit else 1e9
         opt.options["threads"] = options.workers
         opt.options["randomCbcSeed"] = int(options.seed) % (2**31 - 1) or 1
         opt.options["ratioGap"] = float(options.mip_gap)
@@ -207,7 +208,7 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
             key = {"gurobi": "TimeLimit", "cplex": "timelimit", "glpk": "tmlim",
                    "scip": "limits/time"}.get(name)
             if key:
-                opt.options[key] = options.solver_seconds()
+                opt.options[key] = given_s
     # --log: pyomo's legacy tee writes to stdout (which may carry --json or a table), so
     # the solver writes its log to a file that is copied to stderr afterwards
     kwargs: dict[str, Any] = {"load_solutions": False, "tee": False}
@@ -226,6 +227,7 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
     if flip:
         obj.deactivate()
         model._chipsched_min = pyo.Objective(expr=-obj.expr, sense=pyo.minimize)
+    t_solve = time.perf_counter()
     try:
         res = opt.solve(model, **kwargs)
     except Exception as exc:  # noqa: BLE001 - report as a solver failure, one line
@@ -240,15 +242,23 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
             os.unlink(log_file)
     tc = res.solver.termination_condition
     has_solution = len(res.solution) > 0 and tc not in (TerminationCondition.infeasible,)
-    said = str(res.solver.termination_message or "").lower()
+    ran = _finite(getattr(res.solver, "wallclock_time", None)) or \
+        (time.perf_counter() - t_solve)
     if tc == TerminationCondition.intermediateNonInteger or (
             name == "cbc" and tc == TerminationCondition.infeasible
-            and options.time_limit is not None and "proven" not in said):
-        # CBC stopped by its limit before an integer solution: what it hands back is
-        # the LP relaxation's values (or, stopped early enough, "infeasible" without a
-        # proof) — no solution, no proof
+            and given_s is not None and ran >= 0.9 * given_s):
+        # CBC stopped by its limit before an integer solution: what it hands back is the
+        # LP relaxation's values, or — its "No feasible solution found" read by Pyomo as
+        # "proven infeasible" whatever stopped it — an infeasibility it did not prove
+        # (a proof near the limit is reported as a time limit: no false claim)
         has_solution = False
         tc = TerminationCondition.maxTimeLimit
+    if name == "cbc" and has_solution and tc != TerminationCondition.optimal:
+        # stopped by a limit: without an incumbent (no finite upper bound of the min
+        # problem CBC solves) the values it hands back are not an integer solution
+        inc = _finite(res.problem.upper_bound)
+        if inc is None or abs(inc) >= 1e50:
+            has_solution = False
     if tc == TerminationCondition.optimal:
         status = Status.OPTIMAL
     elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.maxIterations,
