@@ -93,6 +93,13 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, solver: str | N
         if options.mip_gap > 0 and gap > 1e-9 * max(1.0, abs(objective)):
             # stopped at the user's gap limit: a solution and a bound, not a proof
             status = Status.FEASIBLE
+    if objective is not None and bound is not None and \
+            ((bound - objective) if minimize else (objective - bound)) \
+            > 1e-6 * max(1.0, abs(objective)):
+        # a "bound" beyond the backend's own incumbent is no bound (CBC stopped inside
+        # its LP reported 8.5e12 against an incumbent of 522)
+        stats = {**stats, "solver_bound_dropped": bound}
+        bound = None
     return ExactOutcome(name, status, objective, bound, time.perf_counter() - t0, has_solution,
                         stats)
 
@@ -244,6 +251,7 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
     has_solution = len(res.solution) > 0 and tc not in (TerminationCondition.infeasible,)
     ran = _finite(getattr(res.solver, "wallclock_time", None)) or \
         (time.perf_counter() - t_solve)
+    no_incumbent = False  # CBC stopped before an incumbent: its "bound" is not trusted
     if tc == TerminationCondition.intermediateNonInteger or (
             name == "cbc" and tc == TerminationCondition.infeasible
             and given_s is not None and ran >= 0.9 * given_s):
@@ -252,6 +260,7 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
         # "proven infeasible" whatever stopped it — an infeasibility it did not prove
         # (a proof near the limit is reported as a time limit: no false claim)
         has_solution = False
+        no_incumbent = tc == TerminationCondition.infeasible
         tc = TerminationCondition.maxTimeLimit
     if name == "cbc" and has_solution and tc != TerminationCondition.optimal:
         # stopped by a limit: without an incumbent (no finite upper bound of the min
@@ -259,6 +268,8 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
         inc = _finite(res.problem.upper_bound)
         if inc is None or abs(inc) >= 1e50:
             has_solution = False
+            no_incumbent = True
+            tc = TerminationCondition.maxTimeLimit  # stopped by a limit, whichever
     if tc == TerminationCondition.optimal:
         status = Status.OPTIMAL
     elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.maxIterations,
@@ -279,4 +290,6 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
         bound = -lb if lb is not None else None
     else:
         bound = lb if minimize else ub
+    if no_incumbent:
+        bound = None
     return status, objective, bound, has_solution, {}

@@ -247,6 +247,13 @@ def test_cbc_stopped_before_an_integer_solution_has_none():
         r = solve("core_assignment", inst, "milp", time_limit=limit, milp_solver="cbc",
                   auto_warm_start=False)
         assert r.status in (Status.TIME_LIMIT, Status.OPTIMAL, Status.FEASIBLE), limit
+    # traffic: CBC stopped inside its LP once reported a bound of 8.5e12 over an
+    # incumbent of 522 (the face refused it); a bound beyond the incumbent is dropped
+    traffic = make_instance("core_assignment", "stencil:nx=17,ny=17")
+    for limit in (0.1, 0.2, 0.4, 0.8):
+        r = solve("core_assignment", traffic, "milp", time_limit=limit, milp_solver="cbc",
+                  auto_warm_start=False)
+        assert r.bound is None or r.objective is None or r.bound <= r.objective, limit
     warm = solve("core_assignment", inst, "seed004-plus")
     r = solve("core_assignment", inst, "milp", time_limit=0.3, milp_solver="cbc",
               warm_start=warm)
