@@ -2,19 +2,15 @@
 
 The core is ``chipsched/``; the top-level folders ``formulations/``, ``heuristics/``,
 ``solvers/`` and ``instances/`` are its sub-packages ``chipsched.formulations`` … (see
-docs/architecture.md). Every package below them is found here, so a new decision's
-modules or sub-packages need no edit of this file or of ``pyproject.toml`` (which holds
-everything else).
+docs/architecture.md) through the symbolic links ``chipsched/formulations`` → ``../
+formulations`` etc. With the links the source tree is laid out as it installs: Python
+run from the repository root, editors and type checkers resolve ``chipsched.solvers``
+like any package, a wheel holds plain files, and an editable install is a plain path
+entry (no import hook, no setuptools warning). Every package below the five folders is
+found here, so a new decision's modules need no edit of this file or of
+``pyproject.toml`` (which holds everything else).
 """
 
 from setuptools import find_packages, setup
 
-FOLDERS = ("formulations", "heuristics", "solvers", "instances")
-
-packages = ["chipsched", *(f"chipsched.{p}" for p in find_packages("chipsched"))]
-package_dir = {"chipsched": "chipsched"}
-for folder in FOLDERS:
-    packages += [f"chipsched.{folder}", *(f"chipsched.{folder}.{p}" for p in find_packages(folder))]
-    package_dir[f"chipsched.{folder}"] = folder
-
-setup(packages=packages, package_dir=package_dir)
+setup(packages=find_packages(include=["chipsched", "chipsched.*"]), package_dir={"": "."})

@@ -5,14 +5,15 @@ bisection, and the proven optimum where branch and bound proves one (60 s).
 
 Part 1 places the groups of one seed-004 partition (same seed ⇒ same groups for every
 placement) of the named instances; part 2 runs the placements on the QAPLIB grid
-instances nug12, scr12 (3×4) and nug15 (3×5) from ``../shared/data/qaplib`` — after
+instances nug12, scr12 (3×4) and nug15 (3×5) from ``--qaplib DIR`` (QAPLIB's ``.dat``
+and ``.sln`` files, https://coral.ise.lehigh.edu/data-sets/qaplib/) — after
 checking that our evaluator reproduces the stored optima (578, 31410, 1150) — with
 CP-SAT, the MILP and branch and bound as exact methods. Every number goes through
 ``chipsched.solve`` (re-evaluated by the shared evaluator). Also writes the mesh
 heat-map of lenet5-neurons (``out/core_assignment/``).
 
     python benchmarks/core_assignment_placement.py --quick
-    python benchmarks/core_assignment_placement.py
+    python benchmarks/core_assignment_placement.py --qaplib DIR
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-QAPLIB = Path(__file__).resolve().parents[2] / "shared" / "data" / "qaplib"
 PLACERS = ("seed004", "seed004-rb", "rowmajor", "random", "faq", "2opt")
 
 
@@ -32,6 +32,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--out", default="out/core_assignment")
+    ap.add_argument("--qaplib", default=None, help="folder of QAPLIB .dat/.sln files")
     args = ap.parse_args()
     tl = 10.0 if args.quick else args.time_limit
 
@@ -52,7 +53,8 @@ def main() -> None:
     names = ["lenet5-neurons"] + ([] if args.quick else ["resnet-cifar-neurons",
                                                           "vgg-cifar-neurons"])
     print("\n### Placement of one seed-004 partition\n")
-    cmd = "python benchmarks/core_assignment_placement.py" + (" --quick" if args.quick else "")
+    cmd = "python benchmarks/core_assignment_placement.py" + (" --quick" if args.quick else "") \
+        + (f" --qaplib {args.qaplib}" if args.qaplib else "")
     print(f"`{cmd}` — traffic in weight·hops (synapse·hops); 'vs best' relative to the best "
           f"value or proven bound of the row; bnb-place gets the seed-004 groups as warm "
           f"start and {tl:.0f} s\n")
@@ -112,9 +114,11 @@ def main() -> None:
                 plot_mesh_heatmap(inst, base.solution, outdir / f"heatmap_lenet5_seed004.{suf}")
 
     print("\n### QAPLIB grid instances (facility = group, one per core)\n")
-    if not QAPLIB.is_dir():
-        print("(../shared/data/qaplib not found)")
+    if args.qaplib is None or not Path(args.qaplib).is_dir():
+        print("(part 2 needs --qaplib DIR: a folder with QAPLIB's nug12, scr12 and nug15 "
+              ".dat/.sln files)")
         return
+    QAPLIB = Path(args.qaplib)
     meths = ["rowmajor", "random", "seed004-rb", "seed004", "faq", "2opt", "seed004-plus",
              "cpsat", "milp", "bnb-place"]
     print(f"`{cmd}` — exact methods get {tl:.0f} s; entries: objective (status, bound) for "

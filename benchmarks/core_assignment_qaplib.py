@@ -20,8 +20,8 @@ n cells of a larger grid) are listed as skipped. Every method runs through
 Prints per instance the gap to the optimum (%) and the mean over instances, with the
 wall time per run.
 
-    python benchmarks/core_assignment_qaplib.py --data ../shared/data/qaplib
-    python benchmarks/core_assignment_qaplib.py --data ../shared/data/qaplib --budget 2 --seeds 1
+    python benchmarks/core_assignment_qaplib.py --data DIR
+    python benchmarks/core_assignment_qaplib.py --data DIR --budget 2 --seeds 1
 """
 
 from __future__ import annotations

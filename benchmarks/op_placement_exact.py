@@ -2,7 +2,8 @@
 
 Two families, on 2, 3 and 4 processors, without and with transfer costs:
 
-* **STG** — the Standard Task Graph Set files in ``../shared/data/stg`` (identical
+* **STG** — the Standard Task Graph Set files in ``--stg DIR`` (Kasahara's STG set,
+  https://www.kasahara.cs.waseda.ac.jp/schedule/; identical
   processors; "with transfers" adds ``ccr = 1``: an edge between different processors
   costs its producer's processing time). Each whole file, and — for the size sweep —
   the induced sub-graphs of tasks 1..k of ``100_rand0000.stg`` (STG numbers tasks
@@ -15,8 +16,8 @@ For every (family, processors, transfers, model) the sizes grow until the model 
 to prove optimality within the limit; the table gives the largest proven size and the
 first failure with its gap. CP-SAT and the MILP get HEFT as a warm start.
 
-    python benchmarks/op_placement_exact.py            # full: 60 s per run
-    python benchmarks/op_placement_exact.py --quick    # 5 s per run, fewer sizes
+    python benchmarks/op_placement_exact.py --stg DIR            # full: 60 s per run
+    python benchmarks/op_placement_exact.py --stg DIR --quick    # 5 s per run, fewer sizes
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from chipsched.api import solve
 from chipsched.instances.op_placement import random_instance, read_stg
 from chipsched.result import Status
 
-STG_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "stg"
+STG_DIR = Path(".")  # set from --stg
 STG_FILES = ("50_rand0000.stg", "50_rand0003.stg", "100_rand0000.stg")
 
 
@@ -105,6 +106,7 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=None)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--models", default="cpsat,milp")
+    ap.add_argument("--stg", required=True, help="folder of the STG set's .stg files")
     args = ap.parse_args()
     limit = args.time_limit or (5.0 if args.quick else 60.0)
     models = [m for m in args.models.split(",") if m]
@@ -118,11 +120,14 @@ def main() -> None:
                  ("random", "cpsat"): (10, 20, 30, 40, 50, 60, 80, 100, 120, 150, 200, 300,
                                        400),
                  ("random", "milp"): (5, 8, 10, 12, 15, 20, 25, 30, 40, 50)}
-    cmd = "python benchmarks/op_placement_exact.py" + (" --quick" if args.quick else "") + \
+    cmd = "python benchmarks/op_placement_exact.py --stg DIR" + \
+        (" --quick" if args.quick else "") + \
         (f" --time-limit {args.time_limit:g}" if args.time_limit else "")
     print(f"Command: `{cmd}` ({limit:g} s per run; CP-SAT {args.threads} workers, MILP "
           f"HiGHS; both warm-started from HEFT; {platform.machine()}, Python "
           f"{platform.python_version()}; 2 shared cores, so times are inflated)\n")
+    global STG_DIR
+    STG_DIR = Path(args.stg)
     if not STG_DIR.is_dir():
         sys.exit(f"STG files not found in {STG_DIR}")
     whole_files(limit, args.threads, procs, models)

@@ -12,8 +12,8 @@ solves to the archive's value, whether any makespan falls below an archive lower
 ``--ablation`` repeats the run with ``cumulative_reasoning=false`` (CP-SAT's default
 propagation in the cumulative constraint).
 
-    python benchmarks/op_placement_stg.py --data ../shared/data/stg --time-limit 10
-    python benchmarks/op_placement_stg.py --data ../shared/data/stg --time-limit 60 --ablation
+    python benchmarks/op_placement_stg.py --data DIR --time-limit 10
+    python benchmarks/op_placement_stg.py --data DIR --time-limit 60 --ablation
 """
 
 from __future__ import annotations

@@ -23,15 +23,17 @@ import os
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+from chipsched import jit
+from chipsched.budget import Budget, BudgetExhausted
 from chipsched.errors import ChipschedError, InputError
 from chipsched.method import Method, MethodOutput, ParamSpec, build_params
 from chipsched.registry import Decision, Registry, registry
 from chipsched.result import Result, Status
-from chipsched.solvers.options import SolveOptions
+from chipsched.solvers.options import SolveOptions, WarmStart
 
 __all__ = [
     "DEFAULT_EXACT_TIME_LIMIT", "OBJECTIVE_RTOL", "ConsistencyError", "NotApplicable",
@@ -44,7 +46,7 @@ OBJECTIVE_RTOL = 1e-6
 #: Seconds per exact run in ``compare`` and ``bench`` when no time limit is given.
 DEFAULT_EXACT_TIME_LIMIT = 10.0
 
-_OPTION_NAMES = {f.name for f in fields(SolveOptions)} - {"deadline"}  # the face's own
+_OPTION_NAMES = {f.name for f in fields(SolveOptions)} - {"budget", "warm"}  # the face's own
 
 
 class ConsistencyError(ChipschedError, AssertionError):
@@ -121,27 +123,33 @@ def make_instance(decision: str, instance: Any, chip: Any = None, *,
 
 
 def _warm_solution(dec: Decision, instance: Any, warm: Any, opts: SolveOptions,
-                   reg: Registry, seen: tuple[str, ...]) -> tuple[Any, str]:
-    """(a solution, where it came from) for the ``warm_start`` given to ``solve``."""
+                   reg: Registry, seen: tuple[str, ...], budget: Budget
+                   ) -> WarmStart | None:
+    """The checked :class:`WarmStart` for the ``warm_start`` given to ``solve``: a
+    method's name (run first, on a share of the run's budget), a ``Result``, a result
+    file's path or dict, or a solution; the evaluator must accept it on ``instance``."""
     if warm is None:
-        return None, ""
+        return None
+    if isinstance(warm, WarmStart):
+        return warm
     if isinstance(warm, Result):
         if warm.decision != dec.name:
             raise InputError("warm start", f"is a {warm.decision} result, not {dec.name}")
         if warm.solution is None:
             raise InputError("warm start", f"the {warm.method} result has no solution "
                              f"({warm.status.value})", "give a run that found one")
-        return warm.solution, f"{warm.method} result"
-    if isinstance(warm, str) and warm in dec.methods:
+        sol, origin = warm.solution, f"{warm.method} result"
+    elif isinstance(warm, str) and warm in dec.methods:
         if warm in seen:
             raise InputError("warm start", f"{' → '.join((*seen, warm))} is circular")
         res = solve(dec.name, instance, warm, options=opts.replace(warm_start=None),
-                    registry_=reg, _chain=(*seen, warm))
+                    budget=budget.share(WARM_START_SHARE), registry_=reg,
+                    _chain=(*seen, warm))
         if res.solution is None:
             raise InputError("warm start", f"{warm} gave no solution ({res.status.value}"
                              + (f": {res.message}" if res.message else "") + ")")
-        return res.solution, f"{warm} (seed {opts.seed})"
-    if isinstance(warm, (str, os.PathLike)):
+        return WarmStart(res.solution, float(res.objective), f"{warm} (seed {opts.seed})")
+    elif isinstance(warm, (str, os.PathLike)):
         p = Path(warm)
         if not p.is_file():
             raise InputError("warm start", f"{str(warm)!r} is neither a {dec.name} method "
@@ -149,25 +157,37 @@ def _warm_solution(dec: Decision, instance: Any, warm: Any, opts: SolveOptions,
                              f"{dec.name}) or a file written with --out")
         from chipsched.files import read_data
 
-        return dec.problem.read_solution(instance, read_data(p)), str(p)
-    if isinstance(warm, Mapping):
-        return dec.problem.read_solution(instance, warm), "given dict"
-    dec.problem.check_solution(warm)
-    return warm, "given solution"
+        sol, origin = dec.problem.read_solution(instance, read_data(p)), str(p)
+    elif isinstance(warm, Mapping):
+        sol, origin = dec.problem.read_solution(instance, warm), "given dict"
+    else:
+        dec.problem.check_solution(warm)
+        sol, origin = warm, "given solution"
+    try:
+        value, _ = dec.problem.evaluate(instance, sol)
+    except InputError as exc:
+        raise InputError("warm start", f"is not a solution of "
+                         f"{dec.problem.instance_name(instance)}: {exc}",
+                         "give a solution of this instance (a result of it, or its file)"
+                         ) from None
+    return WarmStart(sol, float(value), origin)
 
 
 def _best_heuristic(dec: Decision, instance: Any, opts: SolveOptions, reg: Registry,
-                    method: str) -> Result | None:
+                    method: str, budget: Budget) -> Result | None:
     """The best result among the decision's ``warm_start_from`` heuristics (those that
-    apply), to warm-start exact method ``method``."""
+    apply), to warm-start exact method ``method``; each runs on an equal share of what
+    is left of ``budget``."""
     best: Result | None = None
-    for h in dec.warm_start_from:
-        if h not in dec.methods:
-            continue
+    names = [h for h in dec.warm_start_from if h in dec.methods]
+    for k, h in enumerate(names):
+        if budget.exhausted():
+            break
         try:
             r = solve(dec.name, instance, h, options=opts.replace(warm_start=None,
                                                                   progress=None),
-                      registry_=reg, _chain=(method, h))
+                      budget=budget.share(1.0 / (len(names) - k)), registry_=reg,
+                      _chain=(method, h))
         except ConsistencyError:  # a bug in the heuristic: never hidden
             raise
         except ChipschedError:  # not applicable, or failing: the others may still serve
@@ -179,20 +199,38 @@ def _best_heuristic(dec: Decision, instance: Any, opts: SolveOptions, reg: Regis
 
 #: a run whose wall time exceeds its time limit by more than 10 % says so in its message
 OVERRUN_TOLERANCE = 1.10
+#: share of what is left of a run's budget that a warm start named by method gets, and
+#: that the automatic warm start's heuristics get together
+WARM_START_SHARE = 0.5
+
+
+def _reachable(dec: Decision, chained: Sequence[tuple[Any, Any]]) -> tuple[str, ...]:
+    """The decisions a run can reach: its own and those its chain steps call."""
+    out = [dec.name]
+    for c, cp in chained:
+        out += [d for d in c.uses(cp) if d not in out]
+    return tuple(out)
 
 
 def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | None = None,
-          registry_: Registry | None = None, _chain: tuple[str, ...] = (),
-          **kwargs: Any) -> Result:
+          budget: Budget | None = None, registry_: Registry | None = None,
+          _chain: tuple[str, ...] = (), **kwargs: Any) -> Result:
     """Run ``method`` of ``decision`` on ``instance`` and return a checked :class:`Result`.
 
     Keyword arguments that are :class:`SolveOptions` fields (``time_limit``, ``seed``,
     ``threads``, ``mip_gap``, ``warm_start``, ``milp_solver``, ``progress``,
-    ``verbose``) set the options; the others are the method's declared parameters.
-    ``warm_start`` may be a solution, its ``to_dict()``, a :class:`Result` (or a result
-    file's dict), a result file's path, or the name of another method of the decision
-    (run first, with the same options). Raises :class:`NotApplicable` when the method
-    does not apply to the instance, :class:`InputError` on bad parameters.
+    ``callback``, ``verbose``) set the options; the others are the method's declared
+    parameters. ``warm_start`` may be a solution, its ``to_dict()``, a :class:`Result`
+    (or a result file's dict), a result file's path, or the name of another method of
+    the decision (run first, on a share of the budget).
+
+    The run's :class:`~chipsched.budget.Budget` — ``budget`` when given (a caller's, or
+    a share of an enclosing run's), else one of ``time_limit`` seconds — starts after
+    the decision's compiled kernels are loaded and covers everything else: the warm
+    start, chain steps, the method, checking. The face keeps the best of the method's
+    solution, the warm start and the method's own start (``MethodOutput.incumbent``).
+    Raises :class:`NotApplicable` when the method does not apply to the instance,
+    :class:`InputError` on bad parameters or a warm start that does not fit.
     """
     reg = registry_ or registry()
     dec = reg.decision(decision)
@@ -203,6 +241,16 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
     params, chained = check_params(dec, m, values)
     problem = dec.problem
     problem.check_instance(instance)
+    # compiled kernels are loaded (or compiled, once per install) before the clock starts
+    jit_s = sum(jit.warm_up(d, reg.decision(d).warm_ups) for d in _reachable(dec, chained))
+    if budget is None:
+        budget = Budget(opts.time_limit, callback=opts.callback)
+    elif not isinstance(budget, Budget):
+        raise InputError("budget", f"must be a chipsched.budget.Budget, got {budget!r}",
+                         "give time_limit=SECONDS for a plain limit")
+    elif not budget.running:
+        budget.start()
+    opts = opts.replace(budget=budget, warm=None)
     for c, cp in chained:
         opts = c.before(instance, opts, cp, m, solve=_chain_solver(reg, dec, (*_chain, method)),
                         methods=tuple(dec.methods))
@@ -226,25 +274,30 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
     refuse_unless_applicable(opts.warm_start is not None or auto_warm)
     warm_start_s = None
     if auto_warm:
-        t_h = time.perf_counter()
-        best_h = _best_heuristic(dec, instance, opts, reg, method)
-        warm_start_s = time.perf_counter() - t_h
+        t_h = budget.elapsed()
+        best_h = _best_heuristic(dec, instance, opts, reg, method,
+                                 budget.share(WARM_START_SHARE))
+        warm_start_s = budget.elapsed() - t_h
         if best_h is not None:
             opts = opts.replace(warm_start=best_h)
         else:
             refuse_unless_applicable(False)
-    warm, warm_from = _warm_solution(dec, instance, opts.warm_start, opts, reg,
-                                     (*_chain, method))
-    opts = opts.replace(warm_start=warm)
-    t0 = time.perf_counter()
-    # the limit covers the method's whole run: exact solvers get what model building left
-    run_opts = opts if opts.time_limit is None else \
-        opts.replace(deadline=t0 + float(opts.time_limit))
-    out = m.run(instance, run_opts, params)
+    warm = _warm_solution(dec, instance, opts.warm_start, opts, reg, (*_chain, method),
+                          budget)
+    opts = opts.replace(warm_start=None, warm=warm)
+    if warm is not None:
+        budget.improved(warm.objective)
+    t_method = budget.elapsed()
+    try:
+        out = m.run(instance, opts, params)
+    except BudgetExhausted as exc:  # stopped between blocks of its model: nothing of its own
+        out = MethodOutput(Status.TIME_LIMIT, None, message=f"{exc} "
+                           f"({budget.elapsed() - t_method:.3g} s into the method)")
     objective, metrics = _check(dec, m, instance, out)
+    out, objective, metrics = _keep_best(dec, m, instance, out, objective, metrics, warm)
     for c, cp in chained:
-        # a chain step (e.g. -p placement=…) runs on the method's clock and deadline
-        new = c.after(instance, out, run_opts, cp,
+        # a chain step (e.g. -p placement=…) runs on the method's budget
+        new = c.after(instance, out, opts, cp,
                       solve=_chain_solver(reg, dec, (*_chain, method)))
         if new is not out and new.solution is not None:
             value, metrics = problem.evaluate(instance, new.solution)
@@ -252,27 +305,36 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
                 raise ConsistencyError(f"{decision}/{method}: chain step {c.name} changed "
                                        f"the objective from {objective!r} to {value!r}")
         out = new
-    wall = time.perf_counter() - t0
+    wall = budget.elapsed()
     bound = None if out.bound is None else float(out.bound)
     if out.status is Status.OPTIMAL and objective is not None:
         bound = objective if bound is None else bound
     stats = dict(out.stats)
-    if warm_from:
-        stats.setdefault("warm_start_from", warm_from)
-    if warm_start_s is not None:  # the heuristics ran before the method's own clock
+    if warm is not None:
+        stats.setdefault("warm_start_from", warm.origin)
+        stats.setdefault("warm_start_objective", warm.objective)
+    if warm_start_s is not None:  # the heuristics ran on the run's budget, first
         stats["warm_start_s"] = warm_start_s
+    if jit_s > 0.01:  # kernels compiled or loaded before the clock started
+        stats["jit_s"] = round(jit_s, 3)
     if out.objective is not None:
         stats["reported_objective"] = float(out.objective)
     if out.model_objective is not None:
         stats["model_objective"] = float(out.model_objective)
+    if objective is not None or bound is not None:
+        budget.trace.append((wall, objective, bound))
+    if budget.trace and not _chain:
+        stats["trace"] = [list(p) for p in budget.trace]
     message = out.message
+    if budget.stop_reason and budget.stop_reason != "time limit" and not _chain:
+        why = f"stopped: {budget.stop_reason}"
+        message = f"{message}; {why}" if message else why
     if opts.time_limit is not None and wall > OVERRUN_TOLERANCE * opts.time_limit:
-        # the solver got what model building left; building and decoding cannot be cut
         stats["time_limit_overrun_s"] = wall - opts.time_limit
-        why = ("building the model and reading the solution cannot be interrupted"
-               if m.kind == "exact" else "the method is not interrupted at the limit")
         note = (f"ran {wall:.3g} s against a time limit of {opts.time_limit:g} s "
-                f"(+{100 * (wall / opts.time_limit - 1):.0f} %: {why})")
+                f"(+{100 * (wall / opts.time_limit - 1):.0f} %: one uninterruptible step "
+                "of the method — a solver call, a library call or a block of model "
+                "building — outlasted the budget)")
         message = f"{message}; {note}" if message else note
     metrics = {**metrics, **({"solver": stats} if stats else {})}
     obj = problem.objective(instance)
@@ -282,6 +344,61 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
                   objective_unit=obj.unit, message=message,
                   instance=problem.instance_name(instance),
                   space=m.space if out.space is None else out.space)
+
+
+def _keep_best(dec: Decision, m: Method, instance: Any, out: MethodOutput,
+               objective: float | None, metrics: dict, warm: WarmStart | None
+               ) -> tuple[MethodOutput, float | None, dict]:
+    """The rule "never report worse than the start", in one place: a run that ends
+    without a proof reports the best of its own solution, the warm start it was handed
+    and its own start (``out.incumbent``). The method's bound stays when it bounds the
+    reported solution (a restricted-space bound above a warm start from outside that
+    space is moved to ``stats['space_bound']``). A full-space method that proves an
+    optimum (or infeasibility) worse than a feasible warm start is a bug."""
+    name = f"{dec.name}/{m.name}"
+    space = m.space if out.space is None else out.space
+    if warm is not None and not space:
+        if out.status is Status.OPTIMAL and objective is not None and \
+                warm.objective < objective and not _close(warm.objective, objective,
+                                                          out.objective_tol):
+            raise ConsistencyError(f"{name} proved {objective!r} optimal, but its warm "
+                                   f"start ({warm.origin}) has {warm.objective!r}")
+        if out.status is Status.INFEASIBLE:
+            raise ConsistencyError(f"{name} proved the instance infeasible, but its warm "
+                                   f"start ({warm.origin}) is a solution")
+    if out.status in (Status.OPTIMAL, Status.INFEASIBLE, Status.ERROR, Status.SKIPPED,
+                      Status.BOUND_ONLY):
+        return out, objective, metrics
+    cands: list[tuple[float, str, Any]] = []
+    if warm is not None:
+        cands.append((warm.objective, "warm start", warm.solution))
+    if out.incumbent is not None:
+        try:
+            dec.problem.check_solution(out.incumbent)
+            v, _ = dec.problem.evaluate(instance, out.incumbent)
+        except InputError as exc:
+            raise ConsistencyError(f"{name} returned an invalid start: {exc}") from None
+        cands.append((float(v), "its start", out.incumbent))
+    if not cands:
+        return out, objective, metrics
+    value, what, sol = min(cands, key=lambda c: c[0])
+    if objective is not None and (value >= objective or _close(value, objective, 0.0)):
+        return out, objective, metrics
+    value, metrics = dec.problem.evaluate(instance, sol)
+    value = float(value)
+    stats = {**out.stats, "returned": what}
+    bound = out.bound
+    if bound is not None and bound > value and not _close(bound, value, out.objective_tol):
+        stats["space_bound"] = bound  # bounds the method's space, which sol is outside
+        bound = None
+    why = ("the method found no solution" if out.solution is None else
+           f"the method ended above it ({objective:.6g})")
+    note = f"{why}: {what} reported" + (" with the method's bound" if bound is not None
+                                         else "")
+    status = out.status if out.solution is not None else Status.TIME_LIMIT
+    return (replace(out, status=status, solution=sol, objective=value, bound=bound,
+                    stats=stats, message=f"{out.message}; {note}" if out.message else note,
+                    model_objective=None), value, metrics)
 
 
 def _chain_solver(reg: Registry, dec: Decision, seen: tuple[str, ...]) -> Callable[..., Result]:
@@ -389,8 +506,8 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
 def _shared_warm_start(dec: Decision, instance: Any, base: SolveOptions,
                        values: Mapping[str, Any], reg: Registry,
                        exact_time_limit: float | None) -> tuple[Any, Result | None]:
-    """``compare``'s warm start, resolved once before any method runs: (the solution,
-    the run of the named method that made it, if any). Bad input — an unknown file, a
+    """``compare``'s warm start, resolved once before any method runs: (the checked
+    warm start, the run of the named method that made it, if any). Bad input — an unknown file, a
     method that does not apply or finds nothing — is an :class:`InputError`."""
     warm = base.warm_start
     if warm is None:
@@ -405,9 +522,9 @@ def _shared_warm_start(dec: Decision, instance: Any, base: SolveOptions,
                              + (f": {shared.message}" if shared.message else "") + ")",
                              f"choose a method that applies to "
                              f"{dec.problem.instance_name(instance)}")
-        return shared.solution, shared
-    sol, _ = _warm_solution(dec, instance, warm, base, reg, ())
-    return sol, None
+        return WarmStart(shared.solution, float(shared.objective),
+                         f"{warm} (seed {base.seed})"), shared
+    return _warm_solution(dec, instance, warm, base, reg, (), Budget(None)), None
 
 
 def _guarded(dec: Decision, instance: Any, name: str, opts: SolveOptions,

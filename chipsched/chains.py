@@ -18,7 +18,6 @@ Steps of the four decisions:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -56,6 +55,11 @@ class Chain:
               solve: SolveFn) -> MethodOutput:
         """The method's output after the step (default: unchanged)."""
         return out
+
+    def uses(self, params: Any) -> tuple[str, ...]:
+        """Other decisions whose methods the step runs with ``params`` (their compiled
+        kernels are loaded before the run's clock starts)."""
+        return ()
 
 
 # ---------------------------------------------------------------------------------------
@@ -96,22 +100,26 @@ class RegionPlacement(Chain):
             raise InputError("parameter placement", f"{params.placement!r} places "
                              "sub-chiplets on a chiplet grid; a processor chain has nothing "
                              "to place", "drop -p placement (or use placement=serpentine)")
-        limit = params.placement_time_limit
-        if options.deadline is not None:  # within what is left of the method's limit
-            limit = min(limit, options.deadline - time.perf_counter())
-        if limit <= 0:
+        # within what is left of the run's budget
+        budget = options.budget.share(seconds=params.placement_time_limit)
+        limit = budget.remaining()
+        if limit is not None and limit <= 0:
             note = (f"no time left for the exact placement ({params.placement}): "
                     "the serpentine placement stands")
             return replace(out, stats={**out.stats, "placement": {"skipped": note}},
                            message=f"{out.message}; {note}" if out.message else note)
         sol, stats = exact_placement(instance, out.solution, placer, limit, solve,
-                                     seed=options.seed, threads=options.threads)
+                                     seed=options.seed, threads=options.threads,
+                                     budget=budget)
         return replace(out, solution=sol, stats={**out.stats, "placement": stats})
+
+    def uses(self, params: Any) -> tuple[str, ...]:
+        return ("core_assignment",) if PLACEMENTS[params.placement] else ()
 
 
 def exact_placement(inst: Any, sol: Any, method: str, time_limit: float | None,
-                    solve: SolveFn, seed: int = 0, threads: int | None = None
-                    ) -> tuple[Any, dict[str, Any]]:
+                    solve: SolveFn, seed: int = 0, threads: int | None = None,
+                    budget: Any = None) -> tuple[Any, dict[str, Any]]:
     """Place ``sol``'s regions on the grid by a core_assignment placement method.
 
     The slots of ``sol`` (``placement_flows``) become the vertices of a QAP
@@ -119,7 +127,8 @@ def exact_placement(inst: Any, sol: Any, method: str, time_limit: float | None,
     (``bnb-place``, ``cpsat-place`` or ``milp-place``), warm-started from ``sol``'s
     placement (serpentine unless given). The regions and counts stay; the placement is
     the better, by the evaluator's exact byte·hops, of the solver's and the start —
-    never worse than the start. Returns the solution and stats: method, status,
+    never worse than the start. ``budget``: the run's share it runs on (else a new one of
+    ``time_limit``). Returns the solution and stats: method, status,
     ``proven`` (the placement is optimal for the rounded flows), ``gap`` (relative,
     rounded flows), byte·hops of the start and of the result, the QAP objective and
     bound (rounded bytes), the solver's wall time.
@@ -151,7 +160,7 @@ def exact_placement(inst: Any, sol: Any, method: str, time_limit: float | None,
             "solver_s": 0.0}
     qinst = placement_qap(inst, flows)
     res = solve("core_assignment", qinst, method, time_limit=time_limit, seed=seed,
-                threads=threads, warm_start=QapSolution(start))
+                threads=threads, warm_start=QapSolution(start), budget=budget)
     nodes, improved = start, False
     if res.solution is not None:
         cand = np.asarray(res.solution.core, dtype=np.int64)

@@ -28,40 +28,48 @@ class _OneLineErrors(TyperGroup):
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
-        try:
-            from typer._click import exceptions as click  # typer ≥ 0.26 vendors click
-        except ImportError:  # pragma: no cover - older typer on click
-            from click import exceptions as click  # type: ignore[no-redef]
-        aborts = (typer.Abort, getattr(click, "Abort", typer.Abort))
-
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.NoArgsIsHelpError as exc:
-            exc.show()
-            sys.exit(0)
-        except click.UsageError as exc:
-            msg = exc.format_message().replace("\n", " ")
-            hint = None
-            if isinstance(exc, click.BadParameter):
-                hint = exc.param_hint or (exc.param.opts[0] if exc.param is not None and
-                                          getattr(exc.param, "opts", None) else None)
-                if isinstance(hint, list | tuple):
-                    hint = hint[0]
-                msg = msg.split(": ", 1)[1] if msg.startswith("Invalid value") else msg
-            where = f"{hint}: " if hint else ""
-            cmd = exc.ctx.command_path if exc.ctx is not None else "chipsched"
-            typer.echo(f"error: {where.strip(chr(39))}{msg.rstrip('.')}; see `{cmd} --help`",
-                       err=True)
-            sys.exit(EXIT_BAD_INPUT)
-        except click.ClickException as exc:
-            exc.show()
-            sys.exit(exc.exit_code)
-        except aborts:
-            typer.echo("aborted", err=True)
-            sys.exit(1)
+        except Exception as exc:
+            # click's exceptions (vendored inside typer ≥ 0.26, a separate package before)
+            # are told apart by their class names, not imported from a private module
+            if _is(exc, "NoArgsIsHelpError"):
+                exc.show()  # type: ignore[attr-defined]
+                sys.exit(0)
+            if _is(exc, "UsageError"):
+                _usage_error(exc)
+            if _is(exc, "ClickException"):
+                exc.show()  # type: ignore[attr-defined]
+                sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+            if _is(exc, "Abort"):
+                typer.echo("aborted", err=True)
+                sys.exit(1)
+            raise
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _is(exc: BaseException, name: str) -> bool:
+    """``exc`` is an instance of click's class ``name`` (typer's Abort included)."""
+    return any(c.__name__ == name for c in type(exc).__mro__)
+
+
+def _usage_error(exc: Any) -> None:
+    """A click usage error as one ``error:`` line naming the option; exit 2."""
+    msg = exc.format_message().replace("\n", " ")
+    hint = None
+    if _is(exc, "BadParameter"):
+        hint = exc.param_hint or (exc.param.opts[0] if exc.param is not None and
+                                  getattr(exc.param, "opts", None) else None)
+        if isinstance(hint, list | tuple):
+            hint = hint[0]
+        msg = msg.split(": ", 1)[1] if msg.startswith("Invalid value") else msg
+    where = f"{hint}: " if hint else ""
+    cmd = exc.ctx.command_path if exc.ctx is not None else "chipsched"
+    typer.echo(f"error: {where.strip(chr(39))}{msg.rstrip('.')}; see `{cmd} --help`",
+               err=True)
+    sys.exit(EXIT_BAD_INPUT)
 
 
 app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True,

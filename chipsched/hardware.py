@@ -1,4 +1,4 @@
-"""Hardware model: one schema for every decision (DESIGN.md, "Hardware").
+"""Hardware model: one schema for every decision (docs/architecture.md; ``chipsched schema chip``).
 
 A chip is a ``rows × cols`` mesh of nodes joined by a NoC with XY routing. What a
 node is depends on the optional sections:

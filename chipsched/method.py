@@ -256,6 +256,10 @@ class MethodOutput:
     ``space``: the solution space this run searched when it differs from the method's
     declared one (e.g. region_split's models over one item order, which is the whole
     space only when the item DAG is a chain); ``None``: the declared one.
+    ``incumbent``: a solution the method started from by its own means (the MILP's
+    big-M incumbent, an upper bound's split) — the face reports it, as it does the warm
+    start, when the run ends without a solution or on a worse one: a method never
+    applies that rule itself.
     """
 
     status: Status
@@ -268,6 +272,7 @@ class MethodOutput:
     model_objective: float | None = None
     model_tol: float = 0.0
     space: str | None = None
+    incumbent: Any = None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ decision ``X`` then has
   names, files of the decision's formats → ``PROBLEM.make_instance``) and
   ``render(instance, result)`` (a rich renderable for ``chipsched solve``);
 * ``chipsched.formulations.X`` and ``chipsched.heuristics.X`` — functions marked with
-  :func:`chipsched.method.method`.
+  :func:`chipsched.method.method`, and, where the layer has numba kernels, a
+  ``warm_up_kernels()`` that compiles them (``chipsched.jit``).
 
 The registry is built on first use (:func:`registry`), so ``import chipsched`` loads no
 solver backend; it is an immutable value, not global state that imports mutate.
@@ -47,6 +48,9 @@ class Decision:
     #: heuristics whose best solution warm-starts this decision's exact methods when no
     #: warm start is given (``SolveOptions.auto_warm_start``)
     warm_start_from: tuple[str, ...] = field(default=())
+    #: ``warm_up_kernels`` functions of the decision's method modules: they compile (or
+    #: load) its numba kernels before a run's clock starts (``chipsched.jit``)
+    warm_ups: tuple[Callable[[], Any], ...] = field(default=())
 
     @property
     def name(self) -> str:
@@ -107,12 +111,15 @@ def load_decision(name: str) -> Decision:
     problem = importlib.import_module(f"chipsched.problems.{name}").PROBLEM
     inst = importlib.import_module(f"chipsched.instances.{name}")
     found: list[Method] = []
+    warm_ups: list[Callable[[], Any]] = []
     for layer in METHOD_LAYERS:
-        found += [m for m in methods_of(importlib.import_module(f"chipsched.{layer}.{name}"))
-                  if m.decision == name]
+        mod = importlib.import_module(f"chipsched.{layer}.{name}")
+        found += [m for m in methods_of(mod) if m.decision == name]
+        if callable(getattr(mod, "warm_up_kernels", None)):
+            warm_ups.append(mod.warm_up_kernels)
     return Decision(problem, collect(found), inst.load_instance,
                     getattr(inst, "render", None), chains_for(name),
-                    tuple(getattr(inst, "WARM_START_FROM", ())))
+                    tuple(getattr(inst, "WARM_START_FROM", ())), tuple(warm_ups))
 
 
 @functools.cache

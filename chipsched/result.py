@@ -2,7 +2,7 @@
 
 ``Result.to_dict()`` is the public ``--json`` contract of ``chipsched solve``: the keys
 ``status, objective, bound, gap, wall_s, method, seed, metrics, solution`` are always
-present (DESIGN.md, "Interfaces"); scripts and papers depend on them.
+present (README, "Command line"); scripts and papers depend on them.
 """
 
 from __future__ import annotations

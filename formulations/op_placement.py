@@ -34,7 +34,7 @@ CP-SAT
   time. The decoded schedule is reported with the real times; the status is
   ``optimal`` only when its objective is within 10⁻⁶ of the proven bound, otherwise
   ``feasible`` with the message saying that rounding left a gap.
-* Warm start: ``options.warm_start`` (a Solution, e.g. HEFT's) becomes a complete hint:
+* Warm start: ``options.warm`` (the face-checked schedule, e.g. HEFT's) becomes a complete hint:
   its assignment and per-core order re-timed in ticks, ends and makespan.
 
 MILP (Pyomo, disjunctive)
@@ -83,7 +83,7 @@ from typing import Any
 
 import numpy as np
 
-from chipsched.errors import InputError
+from chipsched.budget import Budget
 from chipsched.method import MethodOutput, count_text, method, param
 from chipsched.problems.op_placement import (
     Instance,
@@ -99,6 +99,9 @@ from chipsched.problems.op_placement import (
 from chipsched.result import Status
 from chipsched.solvers.bruteforce import MAX_CANDIDATES, STOPPED, enumerate_best
 from chipsched.solvers.options import SolveOptions
+
+BUILD_CPSAT = "building the CP-SAT model"
+BUILD_MILP = "building the MILP"
 
 DECISION = "op_placement"
 #: Relative distance between the decoded objective and the proven bound below which an
@@ -173,14 +176,6 @@ def _status(instance: Instance, solver_status: Status, value: float, bound: floa
     return solver_status, ""
 
 
-def _warm(instance: Instance, options: SolveOptions) -> Solution | None:
-    ws = options.warm_start
-    if ws is None:
-        return None
-    ws = getattr(ws, "solution", ws)
-    if not isinstance(ws, Solution) or len(ws.proc) != instance.n_ops:
-        raise InputError("warm_start", "is not an op_placement solution of this instance")
-    return ws
 
 
 # ---------------------------------------------------------------------------------------
@@ -188,11 +183,14 @@ def _warm(instance: Instance, options: SolveOptions) -> Solution | None:
 
 
 def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, int],
-                warm: Solution | None = None) -> tuple[Any, dict[str, Any]]:
+                warm: Solution | None = None, budget: Budget | None = None
+                ) -> tuple[Any, dict[str, Any]]:
     """The CP-SAT model (module docstring) with times in ticks of ``tau`` and energies in
-    ticks of ``eps``; objective ``weights[0]·C + weights[1]·E``."""
+    ticks of ``eps``; objective ``weights[0]·C + weights[1]·E``. ``budget`` is polled as
+    the model grows (:class:`~chipsched.budget.BudgetExhausted` once it is over)."""
     from ortools.sat.python import cp_model
 
+    bud = budget if budget is not None else Budget(None)
     n = instance.n_ops
     classes, symmetric = processor_classes(instance)
     A = len(classes)
@@ -209,6 +207,7 @@ def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, 
     lit: dict[tuple[int, int], Any] = {}
     intervals: list[list[Any]] = [[] for _ in range(A)]
     for i in range(n):
+        bud.tick(BUILD_CPSAT, 64)
         cands = [a for a in range(A) if ok[i, a]]
         for a in cands:
             lv = m.new_bool_var(f"l{i}_{a}")
@@ -237,6 +236,7 @@ def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, 
     ctick = np.floor(T[:, rep][:, :, rep] / tau).astype(np.int64) if len(instance.edges) \
         else np.zeros((0, A, A), dtype=np.int64)
     for k, (i, j) in enumerate(instance.edges):
+        bud.tick(BUILD_CPSAT, 64)
         i, j = int(i), int(j)
         m.add(s[j] >= e[i])
         for a in range(A):
@@ -246,11 +246,12 @@ def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, 
                     m.add(s[j] >= e[i] + c).only_enforce_if(lit[(i, a)], lit[(j, b)])
     for ids in symmetric:
         for pos in range(1, len(ids)):
-            a, b = ids[pos], ids[pos - 1]
+            a, a0 = ids[pos], ids[pos - 1]
             for i in range(n):
+                bud.tick(BUILD_CPSAT, 64)
                 if (i, a) not in lit:
                     continue
-                earlier = [lit[(k, b)] for k in range(i) if (k, b) in lit]
+                earlier = [lit[(k, a0)] for k in range(i) if (k, a0) in lit]
                 if earlier:
                     m.add(lit[(i, a)] <= sum(earlier))
                 else:
@@ -380,24 +381,16 @@ def cpsat(instance: Instance, options: SolveOptions, params: CpsatParams) -> Met
     scheduling; its objective is the decoded schedule's (never above the model's)."""
     from chipsched.solvers.cpsat import solve_cpsat
 
-    warm = _warm(instance, options)
+    warm = options.warm_solution
     tau, eps, weights, unit = _scaling(instance, params.resolution)
-    model, info = build_cpsat(instance, tau, eps, weights, warm)
+    model, info = build_cpsat(instance, tau, eps, weights, warm, options.budget)
     extra = CUMULATIVE_REASONING if params.cumulative_reasoning and info["cumulatives"] \
         else None
     out, solver = solve_cpsat(model, options, info["hints"], extra)
     bound = None if out.bound is None else float(out.bound) * unit
     stats = {**out.stats, "resolution": tau, "classes": len(info["classes"]),
              "lower_bound": lower_bound(instance), "warm_start": warm is not None}
-    warm_value = None if warm is None else instance.objective(*makespan_energy(instance, warm))
     if not out.has_solution:
-        if warm is not None and out.status is not Status.INFEASIBLE:
-            # the solver stopped before it had a schedule of its own: the schedule it was
-            # handed is the answer, with the solver's bound (as the MILP does)
-            return MethodOutput(out.status, warm, objective=warm_value, bound=bound,
-                                stats={**stats, "returned": "warm start"},
-                                message="no schedule better than the warm start found "
-                                "within the limits")
         return MethodOutput(out.status, None, bound=bound, stats=stats,
                             message="no schedule found within the limits")
     classes = info["classes"]
@@ -414,10 +407,6 @@ def cpsat(instance: Instance, options: SolveOptions, params: CpsatParams) -> Met
     rounding = (w_time * (instance.n_ops + len(instance.edges)) + w_energy * instance.n_ops) \
         * unit
     model = None if out.objective is None else float(out.objective) * unit
-    if warm_value is not None and warm_value < value:
-        # a hint is not guaranteed to be kept: never report worse than the warm start
-        sol, value, model = warm, warm_value, None
-        stats["returned"] = "warm start"
     status, msg = _status(instance, out.status, value, bound)
     return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg,
                         model_objective=model, model_tol=rounding)
@@ -451,15 +440,19 @@ def start_windows(instance: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def build_milp(instance: Instance, unit: float, integral: bool = False,
-               horizon: float | None = None) -> Any:
+               horizon: float | None = None, budget: Budget | None = None) -> Any:
     """The disjunctive MILP (module docstring) with times in ``unit``. ``integral``: all
     times and transfers are integers in that unit, so an optimal makespan is one too
     (every semi-active schedule has integer times): the makespan is an integer variable
     and its lower bound is rounded up. ``horizon``: U (real time units), which caps the
     makespan and sets every pair's big-M from start windows; None: the serial bound as
-    the one big-M (the model before issue 15)."""
+    the one big-M (the model before issue 15). ``budget`` is polled as the rows are
+    added (:class:`~chipsched.budget.BudgetExhausted` once it is over)."""
     import pyomo.environ as pyo
 
+    from chipsched.solvers.milp import polled
+
+    bud = budget if budget is not None else Budget(None)
     n = instance.n_ops
     R = instance.resources
     t = np.where(instance.runnable, instance.time, 0.0) / unit
@@ -492,11 +485,14 @@ def build_milp(instance: Instance, unit: float, integral: bool = False,
     def dur(i: int) -> Any:
         return sum(float(t[i, R[r][0]]) * M.x[i, r] for r in by_op[i])
 
-    M.one = pyo.Constraint(range(n), rule=lambda M, i: sum(M.x[i, r] for r in by_op[i]) == 1)
-    M.end = pyo.Constraint(range(n), rule=lambda M, i: M.s[i] + dur(i) <= M.cmax)
+    M.one = pyo.Constraint(range(n), rule=polled(bud, BUILD_MILP, lambda M, i: sum(
+        M.x[i, r] for r in by_op[i]) == 1))
+    M.end = pyo.Constraint(range(n), rule=polled(bud, BUILD_MILP, lambda M, i: M.s[i] + dur(i)
+                                                 <= M.cmax))
     M.prec = pyo.ConstraintList()
     P = instance.n_processors
     for k, (i, j) in enumerate(instance.edges):
+        bud.tick(BUILD_MILP, 32)
         i, j = int(i), int(j)
         M.prec.add(M.s[j] >= M.s[i] + dur(i))
         for p in range(P):
@@ -511,6 +507,7 @@ def build_milp(instance: Instance, unit: float, integral: bool = False,
     M.disj = pyo.ConstraintList()
     big_ms = []
     for i, j in pairs:
+        bud.tick(BUILD_MILP, 64)
         for r in set(by_op[i]) & set(by_op[j]):
             p = R[r][0]
             both = 2 - M.x[i, r] - M.x[j, r]
@@ -527,13 +524,15 @@ def build_milp(instance: Instance, unit: float, integral: bool = False,
         for c in range(1, instance.cores[p]):
             r, r0 = R.index((p, c)), R.index((p, c - 1))
             for i in range(n):
+                bud.tick(BUILD_MILP, 64)
                 if (i, r) in M.x:
                     M.sym.add(M.x[i, r] <= sum(M.x[k, r0] for k in range(i) if (k, r0) in M.x))
     for g in identical_processor_groups(instance):  # identical processors likewise
-        for a, b in zip(g[1:], g[:-1], strict=True):
+        for a, a0 in zip(g[1:], g[:-1], strict=True):
             for i in range(n):
+                bud.tick(BUILD_MILP, 64)
                 if instance.runnable[i, a]:
-                    M.sym.add(X(i, a) <= sum(X(k, b) for k in range(i)))
+                    M.sym.add(X(i, a) <= sum(X(k, a0) for k in range(i)))
     obj = instance.objective
     w_time, w_energy = obj.coefficient("makespan"), obj.coefficient("energy_j")
     # the objective in model units (HiGHS's absolute tolerances need values ≫ 1e-6):
@@ -557,6 +556,7 @@ def build_milp(instance: Instance, unit: float, integral: bool = False,
     M._by_op = by_op
     M._horizon = UB * unit
     M._big_m_mean = float(np.mean(big_ms)) * unit if big_ms else 0.0
+    bud.checkpoint(BUILD_MILP)
     return M
 
 
@@ -663,7 +663,7 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
 
     from chipsched.solvers.milp import solve_pyomo
 
-    warm = _warm(instance, options)
+    warm = options.warm_solution
     times = np.concatenate([instance.time[instance.runnable], instance.transfer.ravel()])
     scale = serial_upper_bound(instance)
     integral = _integral(times) and scale <= 1e5
@@ -673,22 +673,18 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
     if params.big_m == "incumbent":
         source, inc, inc_value = incumbent(instance, warm)
         horizon = makespan_cap(instance, inc_value)
-    M = build_milp(instance, unit, integral, horizon)
+    M = build_milp(instance, unit, integral, horizon, options.budget)
     if inc is not None:
         _set_milp_start(M, instance, inc, unit)
     out = solve_pyomo(M, options, warm_start=inc is not None)
+    own_start = inc if params.big_m == "incumbent" else None  # the face keeps the best
     stats = {**out.stats, "unit": unit, "order_pairs": len(M._pairs), "big_m": params.big_m,
              "horizon": M._horizon, "mean_big_m": M._big_m_mean, "incumbent": source}
     bound = None if out.bound is None else out.bound * M._obj_unit
     if not out.has_solution:
-        if params.big_m == "incumbent" and out.status is not Status.INFEASIBLE:
-            # the solver stopped before it had a schedule of its own: the schedule it
-            # started from is the MILP's answer, with the solver's bound
-            return MethodOutput(out.status, inc, objective=inc_value, bound=bound,
-                                stats=stats, message=f"no schedule better than the "
-                                f"{source}'s found within the limits")
         return MethodOutput(out.status, None, bound=bound, stats=stats,
-                            message="no schedule found within the limits")
+                            message="no schedule found within the limits",
+                            incumbent=own_start)
     R = instance.resources
     proc = np.zeros(instance.n_ops, dtype=np.int64)
     for i in range(instance.n_ops):
@@ -697,10 +693,6 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
     start = np.array([pyo.value(M.s[i]) for i in range(instance.n_ops)]) * unit
     sol = list_schedule(instance, proc, order_by_start(instance, start, proc))
     value = instance.objective(*makespan_energy(instance, sol))
-    if params.big_m == "incumbent" and inc_value < value:
-        # HiGHS may reject its start (tolerances) and stop on a worse schedule
-        sol, value = inc, inc_value
-        stats["returned"] = source
     if bound is not None and bound > value:
         # HiGHS's bound can exceed the true optimum by its tolerances (1e-6 relative on
         # the gap); report the decoded value then rather than an invalid bound
@@ -710,8 +702,10 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
     model = None if out.objective is None else float(out.objective) * M._obj_unit
     # HiGHS's feasibility tolerance (1e-7 in model units) on every constraint of a path
     slack = 1e-6 * (instance.n_ops + len(instance.edges)) * M._obj_unit
+    # HiGHS may reject its start (tolerances) and stop on a worse schedule: the face
+    # then reports the start
     return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg,
-                        model_objective=model, model_tol=slack)
+                        model_objective=model, model_tol=slack, incumbent=own_start)
 
 
 # ---------------------------------------------------------------------------------------
@@ -832,7 +826,7 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
     best = enumerate_best(enumerate_schedules(instance), lambda c: c[0], size=size,
                           max_candidates=params.max_candidates,
                           what=f"op_placement instance {instance.name!r}",
-                          deadline=options.deadline)
+                          budget=options.budget)
     stats = {"schedules": best.count, "ties": best.ties, "candidates_bound": size}
     if best.best is None:
         return MethodOutput(Status.TIME_LIMIT, None, stats=stats, message=STOPPED)

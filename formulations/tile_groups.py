@@ -40,6 +40,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from chipsched.budget import Budget
 from chipsched.cost import divisors
 from chipsched.errors import InputError
 from chipsched.method import MethodOutput, count_text, method, param
@@ -100,13 +101,14 @@ def count_columns(L: int, batch: int, tiles: int, max_segment: int) -> int:
 
 def build_columns(instance: Instance, max_segment: int | None = None,
                   max_columns: int = MAX_COLUMNS, prune: bool = True,
-                  deadline: float | None = None) -> tuple[list[Column], dict[str, Any]]:
+                  budget: Budget | None = None) -> tuple[list[Column], dict[str, Any]]:
     """Evaluate every segment option once (cached by the analyzer) and keep the feasible
     ones — per (i, j) only the (latency, energy)-non-dominated ones when ``prune``.
 
     With ``max_segment=None`` the whole segmented space is built if it has at most
     ``max_columns`` options; otherwise segments are capped at the largest length that
-    fits (``stats['capped']``: the result is then optimal only within the cap)."""
+    fits (``stats['capped']``: the result is then optimal only within the cap). Polls
+    ``budget`` as it goes (:class:`~chipsched.budget.BudgetExhausted` once it is over)."""
     an = instance.analyzer
     L, G, B = len(instance.workload), instance.n_tiles, instance.batch
     capped = False
@@ -127,10 +129,10 @@ def build_columns(instance: Instance, max_segment: int | None = None,
     infeasible = 0
     for i in range(L):
         for j in range(i + 1, min(L, i + M) + 1):
-            if deadline is not None and time.perf_counter() > deadline:
-                raise TimeoutError
             got: list[Column] = []
             for node in segment_options(range(i, j), B, G):
+                if budget is not None:
+                    budget.tick("building the columns", 16)
                 try:
                     c = an.segment(node, B, (0,))
                 except Infeasible:
@@ -154,13 +156,11 @@ def _scaled(values: Sequence[float]) -> tuple[list[int], float]:
     return [int(math.floor(v / unit)) for v in values], unit
 
 
-def _hint_columns(instance: Instance, cols: Sequence[Column], ws: Any) -> set[int]:
+def _hint_columns(instance: Instance, cols: Sequence[Column], ws: Solution | None) -> set[int]:
     """Columns of a warm-start tree that is in the segmented space (else empty)."""
     if ws is None:
         return set()
-    tree = ws.tree if isinstance(ws, Solution) else ws
-    if not isinstance(tree, Node):
-        return set()
+    tree = ws.tree
     an = instance.analyzer
     segs = tree.children if tree.kind == TCUT and tree.sb == 1 else (tree,)
     index = {(c.i, c.j, c.node): k for k, c in enumerate(cols)}
@@ -197,15 +197,16 @@ class _Backend:
                  hints: set[int]):
         self.cols, self.L, self.options, self.hints = cols, L, options, hints
 
-    def solve(self, obj: Sequence[int], limits: Sequence[tuple[Sequence[int], int]],
-              time_limit: float | None) -> tuple[Status, list[int] | None, float | None]:
+    def solve(self, obj: Sequence[int], limits: Sequence[tuple[Sequence[int], int]]
+              ) -> tuple[Status, list[int] | None, float | None]:
+        """One solve on what is left of the run's budget."""
         raise NotImplementedError
 
 
 class _CpSat(_Backend):
     name = "cpsat"
 
-    def solve(self, obj, limits, time_limit):
+    def solve(self, obj, limits):
         from ortools.sat.python import cp_model
 
         from chipsched.solvers.cpsat import solve_cpsat
@@ -217,8 +218,7 @@ class _CpSat(_Backend):
             m.add(sum(c * v for c, v in zip(coef, x, strict=True) if c) <= rhs)
         m.minimize(sum(c * v for c, v in zip(obj, x, strict=True) if c))
         hints = {x[k]: int(k in self.hints) for k in range(len(x))} if self.hints else None
-        opts = self.options.replace(time_limit=time_limit)
-        out, solver = solve_cpsat(m, opts, hints)
+        out, solver = solve_cpsat(m, self.options, hints)
         sel = [k for k in range(len(x)) if solver.value(x[k])] if out.has_solution else None
         return out.status, sel, out.bound
 
@@ -236,7 +236,7 @@ class _CpSat(_Backend):
 class _Milp(_Backend):
     name = "milp"
 
-    def solve(self, obj, limits, time_limit):
+    def solve(self, obj, limits):
         import pyomo.environ as pyo
 
         from chipsched.solvers.milp import solve_pyomo
@@ -264,7 +264,7 @@ class _Milp(_Backend):
         if self.hints:
             for k in M.K:
                 M.x[k].value = 1.0 if k in self.hints else 0.0
-        opts = self.options.replace(time_limit=time_limit)
+        opts = self.options
         # integer coefficients up to SCALE: HiGHS's default integrality tolerance (1e-6)
         # would let the ε-constraint slip by up to 1e-6·SCALE units; tighten it
         extra = HIGHS_TOLERANCES if opts.milp_solver == "highs" else None
@@ -277,14 +277,7 @@ class _Milp(_Backend):
 # the method
 
 
-def _remaining(deadline: float | None) -> float | None:
-    if deadline is None:
-        return None
-    return max(1e-3, deadline - time.perf_counter())
-
-
-def epsilon_front(backend: _Backend, d_int: Sequence[int], e_int: Sequence[int],
-                  deadline: float | None
+def epsilon_front(backend: _Backend, d_int: Sequence[int], e_int: Sequence[int]
                   ) -> tuple[list[tuple[int, int, list[int]]], bool, float, float]:
     """The ε-constraint sweep (Haimes et al.): from the latency-optimal end, alternately
     min latency s.t. energy ≤ ε and min energy s.t. latency ≤ that latency, with ε
@@ -292,16 +285,19 @@ def epsilon_front(backend: _Backend, d_int: Sequence[int], e_int: Sequence[int],
 
     Returns the integer front [(latency, energy, columns)] ordered by latency, whether
     it is complete, and lower bounds on the smallest latency and energy (the ideal
-    point, a valid bound for any E^n·D^m when the sweep is cut short)."""
-    st, sel, bnd = backend.solve(e_int, [], _remaining(deadline))
+    point, a valid bound for any E^n·D^m when the sweep is cut short). Each solve gets
+    what is left of the run's budget; the sweep ends when one stops short of a proof."""
+    st, sel, bnd = backend.solve(e_int, [])
     e_lb = float(sum(e_int[k] for k in sel)) if st is Status.OPTIMAL and sel else \
         max(0.0, bnd or 0.0)
     front: list[tuple[int, int, list[int]]] = []
     d_lb = 0.0
     eps: int | None = None
     while True:
+        if front and backend.options.budget.exhausted():
+            return front, False, d_lb, e_lb  # the front so far: stop between two solves
         lim = [] if eps is None else [(e_int, eps)]
-        st, sel, bnd = backend.solve(d_int, lim, _remaining(deadline))
+        st, sel, bnd = backend.solve(d_int, lim)
         if eps is None:
             d_lb = float(sum(d_int[k] for k in sel)) if st is Status.OPTIMAL and sel else \
                 max(0.0, bnd or 0.0)
@@ -310,7 +306,7 @@ def epsilon_front(backend: _Backend, d_int: Sequence[int], e_int: Sequence[int],
         if st is not Status.OPTIMAL or sel is None:
             return front, False, d_lb, e_lb
         dv = sum(d_int[k] for k in sel)
-        st, sel2, _ = backend.solve(e_int, [*lim, (d_int, dv)], _remaining(deadline))
+        st, sel2, _ = backend.solve(e_int, [*lim, (d_int, dv)])
         if st is not Status.OPTIMAL or sel2 is None:
             return front, False, d_lb, e_lb
         ev = sum(e_int[k] for k in sel2)
@@ -320,19 +316,16 @@ def epsilon_front(backend: _Backend, d_int: Sequence[int], e_int: Sequence[int],
 
 def _exact(instance: Instance, options: SolveOptions, backend_cls: type[_Backend],
            max_segment: int | None, prune: bool, max_columns: int) -> MethodOutput:
-    t0 = time.perf_counter()
-    deadline = None if options.time_limit is None else t0 + options.time_limit
-    try:
-        cols, stats = build_columns(instance, max_segment, max_columns, prune, deadline)
-    except TimeoutError:
-        return MethodOutput(Status.TIME_LIMIT, None, message="time limit while building the "
-                            "columns")
-    stats["build_s"] = time.perf_counter() - t0
+    budget = options.budget
+    t0 = budget.elapsed()
+    cols, stats = build_columns(instance, max_segment, max_columns, prune, budget)
+    stats["build_s"] = budget.elapsed() - t0
     L = len(instance.workload)
     obj = instance.objective
     d_int, ud = _scaled([c.time for c in cols])
     e_int, ue = _scaled([c.energy for c in cols])
-    backend = backend_cls(cols, L, options, _hint_columns(instance, cols, options.warm_start))
+    backend = backend_cls(cols, L, options, _hint_columns(instance, cols,
+                                                          options.warm_solution))
     stats["warm_start_columns"] = len(backend.hints)
 
     def tree_of(sel: list[int]) -> Node:
@@ -346,22 +339,15 @@ def _exact(instance: Instance, options: SolveOptions, backend_cls: type[_Backend
     if n == 0 or m == 0:  # latency (E^0) or energy (D^0): one solve
         coef = d_int if n == 0 else e_int
         unit = ud if n == 0 else ue
-        st, sel, bnd = backend.solve(coef, [], _remaining(deadline))
-        stats["solve_s"] = time.perf_counter() - t0 - stats["build_s"]
-        hint = sorted(backend.hints)
-        if hint and st is not Status.OPTIMAL and st is not Status.INFEASIBLE and (
-                sel is None or obj(*column_value(hint)[::-1]) < obj(*column_value(sel)[::-1])):
-            # stopped without a path, or on one worse than the warm start it was handed
-            # (a CP-SAT hint need not be kept): the warm start's path is the answer
-            sel, st = hint, Status.TIME_LIMIT
-            stats["returned"] = "warm start"
+        st, sel, bnd = backend.solve(coef, [])
+        stats["solve_s"] = budget.elapsed() - t0 - stats["build_s"]
+        exp = m if n == 0 else n
+        bound = None if bnd is None else (max(0.0, bnd) * unit) ** exp
         if sel is None:
-            return MethodOutput(st, None, stats=stats)
+            return _capped(MethodOutput(st, None, bound=bound, stats=stats))
         tree = tree_of(sel)
         d, e = column_value(sel)
         v = obj(e, d)
-        exp = m if n == 0 else n
-        bound = None if bnd is None else (max(0.0, bnd) * unit) ** exp
         if bound is not None:
             bound = min(bound, v)  # exact ties: the floor can only lower the bound
         # the model's value: integer coefficients, each column floored by < 1 unit
@@ -369,36 +355,29 @@ def _exact(instance: Instance, options: SolveOptions, backend_cls: type[_Backend
         model, slack = base ** exp, (base + len(sel) * unit) ** exp - base ** exp
         return _capped(MethodOutput(st, Solution.of(instance, tree), v, bound, stats=stats,
                                     model_objective=model, model_tol=slack))
-    front, complete, d_lb, e_lb = epsilon_front(backend, d_int, e_int, deadline)
-    stats["solve_s"] = time.perf_counter() - t0 - stats["build_s"]
-    hint = sorted(backend.hints)
-    if not front and (complete or not hint):
-        return MethodOutput(Status.INFEASIBLE if complete else Status.TIME_LIMIT, None,
-                            stats=stats, message="no Pareto point found within the time "
-                            "limit" if not complete else "no tree in the segmented space")
+    front, complete, d_lb, e_lb = epsilon_front(backend, d_int, e_int)
+    stats["solve_s"] = budget.elapsed() - t0 - stats["build_s"]
+    stats["front_complete"] = complete
+    ideal = obj(e_lb * ue, d_lb * ud)  # the ideal point: a valid lower bound
+    if not front:
+        if complete:
+            return _capped(MethodOutput(Status.INFEASIBLE, None, stats=stats,
+                                        message="no tree in the segmented space"))
+        return _capped(MethodOutput(Status.TIME_LIMIT, None, bound=ideal, stats=stats,
+                                    message="no Pareto point found within the time limit"))
     pts = []
     for dv, ev, sel in front:
         d, e = column_value(sel)
         pts.append((d, e, tree_of(sel), dv, ev, len(sel)))
-    best = min(pts, key=lambda p: obj(p[1], p[0])) if pts else None
-    if hint and not complete:
-        # a front cut short may miss the warm start's point: never report worse than it
-        d, e = column_value(hint)
-        warm = (d, e, tree_of(hint), sum(d_int[k] for k in hint),
-                sum(e_int[k] for k in hint), len(hint))
-        if best is None or obj(e, d) < obj(best[1], best[0]):
-            best = warm
-            stats["returned"] = "warm start"
+    best = min(pts, key=lambda p: obj(p[1], p[0]))
     stats["pareto_front"] = [{"latency_s": p[0], "energy_j": p[1],
                               "tree": Solution.of(instance, p[2]).text} for p in pts]
-    stats["front_complete"] = complete
     v = obj(best[1], best[0])
     if complete:
         bound = min(obj(ev * ue, dv * ud) for _, _, _, dv, ev, _ in pts)
         status = Status.OPTIMAL
     else:
-        bound = obj(e_lb * ue, d_lb * ud)  # the ideal point: a valid lower bound
-        status = Status.TIME_LIMIT
+        bound, status = ideal, Status.TIME_LIMIT
     dv, ev, k = best[3], best[4], best[5]
     model = obj(ev * ue, dv * ud)  # its front point, in integer units
     slack = obj((ev + k) * ue, (dv + k) * ud) - model
@@ -482,11 +461,9 @@ def _seg_dp(instance: Instance, options: SolveOptions, max_segment: int | None,
             nodes += [segment_node(range(i, j), sb, "lp") for sb in sbs]
         return nodes
 
-    deadline = None if options.time_limit is None else \
-        time.perf_counter() + options.time_limit
     try:
         tree, v, stats = pareto_dp(instance, options_of, max_segment, None, monotone=is_ls,
-                                   deadline=deadline)
+                                   budget=options.budget)
     except DPStopped as exc:
         return MethodOutput(Status.TIME_LIMIT, stats=exc.stats,
                             message=f"the DP stopped at {exc.reason} after {exc.prefix} "
@@ -695,7 +672,7 @@ def full_space(instance: Instance) -> tuple[Iterator[Node], int]:
 
 
 def _brute(instance: Instance, trees: Iterator[Node], size: int, max_candidates: int,
-           what: str, deadline: float | None = None) -> MethodOutput:
+           what: str, budget: Budget | None = None) -> MethodOutput:
     an = instance.analyzer
     t0 = time.perf_counter()
     # enumerate_best compares with an absolute 1e-12 tolerance below 1, and E^n·D^m values
@@ -711,7 +688,7 @@ def _brute(instance: Instance, trees: Iterator[Node], size: int, max_candidates:
         return v / ref[0]
 
     res = enumerate_best(trees, value, size=size, max_candidates=max_candidates,
-                         what=f"instance {instance.name!r} ({what})", deadline=deadline)
+                         what=f"instance {instance.name!r} ({what})", budget=budget)
     stats = {"trees": size, "feasible": res.count, "ties": res.ties,
              "wall_s": time.perf_counter() - t0}
     if not res.complete:
@@ -758,7 +735,7 @@ def bruteforce_seg(instance: Instance, options: SolveOptions, params: BruteParam
     """The oracle of :func:`cpsat` / :func:`milp`: no columns, no pruning, no solver."""
     trees, n = segmented_trees(instance)
     return _brute(instance, trees, n, params.max_candidates, "segmented space",
-                  options.deadline)
+                  options.budget)
 
 
 @method("tile_groups", "bruteforce", "oracle",
@@ -770,7 +747,7 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
     """The full-space optimum for tiny networks and meshes: the SA's oracle."""
     trees, n = full_space(instance)
     return _brute(instance, trees, n, params.max_candidates, "full tree space",
-                  options.deadline)
+                  options.budget)
 
 
 @method("tile_groups", "bound", "bound",

@@ -82,6 +82,7 @@ from typing import Any
 
 import numpy as np
 
+from chipsched.budget import Budget
 from chipsched.errors import InputError
 from chipsched.method import MethodOutput, method, param
 from chipsched.problems.op_placement import (
@@ -277,14 +278,18 @@ def place(state: Seed003State, i: int, p: int, c: int, how: str, C: float, C_min
 
 
 def seed003_assign(instance: Instance, th1: float = 0.0, th2: float = 1.5,
-                   fusion: bool = True, fallback: str = "cost", insertion: bool = True
-                   ) -> tuple[Solution, dict]:
-    """Seed 003's cost/profit threshold assignment (module docstring, steps 1–4)."""
+                   fusion: bool = True, fallback: str = "cost", insertion: bool = True,
+                   budget: Budget | None = None) -> tuple[Solution, dict]:
+    """Seed 003's cost/profit threshold assignment (module docstring, steps 1–4);
+    ``budget`` is polled as the ops are placed (a partial schedule is no answer:
+    :class:`~chipsched.budget.BudgetExhausted` once it is over)."""
     if not (math.isfinite(th1) and th2 >= 1.0):
         raise InputError("th2", f"must be >= 1 (relative to the cheapest core), got {th2}")
     state = Seed003State.empty(instance, insertion)
     outcome = {"pass": 0, "fused": 0, "fallback": 0}
     for i in range(instance.n_ops):
+        if budget is not None:
+            budget.tick("placing the ops (seed 003)", 64)
         scanned, values = scan_cores(state, i, th1, th2)
         C_min = min(C for C, _ in values.values())
         prev = state.record.get(i - 1)
@@ -414,10 +419,12 @@ def refined_cost_profit(state: Seed003State, tables: RefinedTables, i: int, p: i
 
 def seed003_refined(instance: Instance, th1: float = 0.0, th2: float = 1.0,
                     fusion: bool = True, fallback: str = "cost", insertion: bool = True,
-                    order: str = "compiler", lookahead: bool = True
+                    order: str = "compiler", lookahead: bool = True,
+                    budget: Budget | None = None
                     ) -> tuple[Solution, dict[str, Any], tuple[float, float]]:
     """Seed 003 in refined mode (module docstring): returns the schedule, the outcome
-    counts and the (makespan, energy) of its own tally."""
+    counts and the (makespan, energy) of its own tally; ``budget`` as for
+    :func:`seed003_assign`."""
     if not (math.isfinite(th1) and th2 >= 1.0):
         raise InputError("th2", f"must be >= 1 (relative to the cheapest core), got {th2}")
     tables = RefinedTables.of(instance, lookahead)
@@ -426,6 +433,8 @@ def seed003_refined(instance: Instance, th1: float = 0.0, th2: float = 1.0,
     energy = 0.0
     prev = -1
     for i in emission_order(instance, order):
+        if budget is not None:
+            budget.tick("placing the ops (seed 003)", 64)
         values = {rc: refined_cost_profit(state, tables, i, *rc) for rc in instance.resources}
         partner = None
         if fusion and state.record.get(prev) in ("pass", "fused") and \
@@ -500,11 +509,12 @@ def seed003(instance: Instance, options: SolveOptions, params: Seed003Params
                              "applies to mode=refined only",
                              "literal mode walks the program order without look-ahead")
         sol, outcome = seed003_assign(instance, params.th1, th2, params.fusion,
-                                      params.fallback, params.insertion)
+                                      params.fallback, params.insertion, options.budget)
         return _output(instance, sol, mode="literal", **outcome)
     sol, outcome, (span, energy) = seed003_refined(
         instance, params.th1, th2, params.fusion, params.fallback, params.insertion,
-        params.order or "compiler", True if params.lookahead is None else params.lookahead)
+        params.order or "compiler", True if params.lookahead is None else params.lookahead,
+        options.budget)
     # the objective of the heuristic's own tally (its end times and energies)
     return MethodOutput(Status.FEASIBLE, sol, objective=instance.objective(span, energy),
                         stats={"mode": "refined", **outcome})
@@ -608,11 +618,13 @@ def earliest_finish_time(instance: Instance, i: int, p: int, c: int, proc: np.nd
 
 def _earliest_finish_schedule(instance: Instance, picks: Iterable[int],
                               cores_of: Callable[[int], Sequence[tuple[int, int]]],
-                              insertion: bool, on_placed: Callable[[int], None] | None = None
-                              ) -> Solution:
+                              insertion: bool, on_placed: Callable[[int], None] | None = None,
+                              budget: Budget | None = None) -> Solution:
     """The list-scheduling core of HEFT and CPOP: each op, in the order ``picks`` yields
     them, goes to the core of ``cores_of(op)`` with the earliest finish time (ties: the
-    first in that order); ``on_placed(op)`` lets a dynamic order release successors."""
+    first in that order); ``on_placed(op)`` lets a dynamic order release successors.
+    ``budget`` is polled per op (:class:`~chipsched.budget.BudgetExhausted` once it is
+    over: a partial schedule is no answer)."""
     n = instance.n_ops
     proc = -np.ones(n, dtype=np.int64)
     core = -np.ones(n, dtype=np.int64)
@@ -620,6 +632,8 @@ def _earliest_finish_schedule(instance: Instance, picks: Iterable[int],
     slots: dict[tuple[int, int], list[tuple[float, float]]] = {rc: [] for rc in
                                                                instance.resources}
     for i in picks:
+        if budget is not None:
+            budget.tick("list scheduling", 64)
         best = None
         for p, c in cores_of(i):
             est, eft = earliest_finish_time(instance, i, p, c, proc, end, slots, insertion)
@@ -637,14 +651,16 @@ def _runnable_cores(instance: Instance, i: int) -> list[tuple[int, int]]:
     return [(p, c) for p, c in instance.resources if instance.runnable[i, p]]
 
 
-def heft_schedule(instance: Instance, insertion: bool = True) -> Solution:
+def heft_schedule(instance: Instance, insertion: bool = True, budget: Budget | None = None
+                  ) -> Solution:
     """HEFT: rank ops by upward rank, then give each the core with the earliest finish
     time (ties: the first core in the chip's order)."""
     wbar = average_computation_cost(instance)
     cbar = average_communication_cost(instance)
     order = heft_priority_list(upward_rank(instance, wbar, cbar))
     return _earliest_finish_schedule(instance, order,
-                                     lambda i: _runnable_cores(instance, i), insertion)
+                                     lambda i: _runnable_cores(instance, i), insertion,
+                                     budget=budget)
 
 
 @dataclass(frozen=True)
@@ -657,7 +673,7 @@ class HeftParams:
         "HEFT: upward-rank list scheduling, insertion-based earliest finish time",
         source="Topcuoglu, Hariri, Wu, IEEE TPDS 13(3) 2002", params=HeftParams)
 def heft(instance: Instance, options: SolveOptions, params: HeftParams) -> MethodOutput:
-    return _output(instance, heft_schedule(instance, params.insertion))
+    return _output(instance, heft_schedule(instance, params.insertion, options.budget))
 
 
 # ---------------------------------------------------------------------------------------
@@ -693,7 +709,8 @@ def critical_path(instance: Instance, priority: np.ndarray) -> list[int]:
     return path
 
 
-def cpop_schedule(instance: Instance, insertion: bool = True) -> Solution:
+def cpop_schedule(instance: Instance, insertion: bool = True, budget: Budget | None = None
+                  ) -> Solution:
     """CPOP: priorities rank_u + rank_d; the critical-path ops all go to the one core
     that runs them fastest in total (ties: chip order; only cores that can run every
     one of them), every other op to the core of earliest finish time; the ready op of
@@ -724,7 +741,7 @@ def cpop_schedule(instance: Instance, insertion: bool = True) -> Solution:
     def cores_of(i: int) -> Sequence[tuple[int, int]]:
         return [cp_core] if i in cp and cp_core is not None else _runnable_cores(instance, i)
 
-    return _earliest_finish_schedule(instance, picks(), cores_of, insertion, release)
+    return _earliest_finish_schedule(instance, picks(), cores_of, insertion, release, budget)
 
 
 @method(DECISION, "cpop", "baseline",
@@ -732,7 +749,7 @@ def cpop_schedule(instance: Instance, insertion: bool = True) -> Solution:
         "finish time, priority rank_u + rank_d",
         source="Topcuoglu, Hariri, Wu, IEEE TPDS 13(3) 2002", params=HeftParams)
 def cpop(instance: Instance, options: SolveOptions, params: HeftParams) -> MethodOutput:
-    return _output(instance, cpop_schedule(instance, params.insertion))
+    return _output(instance, cpop_schedule(instance, params.insertion, options.budget))
 
 
 # ---------------------------------------------------------------------------------------

@@ -19,11 +19,12 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from chipsched.budget import Budget
 from chipsched.cost import divisors
 from chipsched.errors import InputError
 from chipsched.method import MethodOutput, method, param
@@ -66,7 +67,7 @@ SPACES = ("full", "ls", "lp")
 
 
 # ---------------------------------------------------------------------------------------
-# tree operators (SEEDS.md §002 "Search"; SET sa.cpp)
+# tree operators (seed 002 "Search", docs/tile_groups.md; SET sa.cpp)
 
 
 @dataclass(frozen=True)
@@ -368,7 +369,7 @@ def mutate(tree: Node, rng: random.Random, ctx: _Ctx, weights: dict[str, float],
 
 def temperature(x: float, t0: float, alpha: float) -> float:
     """SET's schedule at progress x ∈ [0, 1]: T0·(1−x)/(1+α·x) — T0 at the start, exactly
-    0 at the end (sa.cpp ``sa_accept``; SEEDS.md §002)."""
+    0 at the end (sa.cpp ``sa_accept``; seed 002, docs/tile_groups.md)."""
     return t0 * (1.0 - x) / (1.0 + alpha * x)
 
 
@@ -439,13 +440,14 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
            iterations: int, t0: float, alpha: float, restart_frac: float,
            weights: dict[str, float], space: str, greedy_random: bool = False,
            progress: Callable[[float, float | None, str], None] | None = None,
-           time_limit: float | None = None,
+           budget: Budget | None = None,
            label: str = "sa") -> tuple[Node, float, dict[str, Any]]:
     """The SA loop (SET sa.cpp ``SA_search``): mutate, evaluate (invalid trees are
     dropped), accept by :func:`accept` at :func:`temperature`, keep the best, switch to
     the best tree at ``restart_frac`` of the rounds. ``greedy_random=True`` accepts every
     valid tree (random search). ``progress(done, total, note)`` hears of every 1 % of
-    the rounds."""
+    the rounds; ``budget`` is polled every round (the loop ends when it is over:
+    ``stats['stopped']`` says why) and hears of every new best tree."""
     an = instance.analyzer
     ctx = _Ctx(frozenset((s, d) for s, d, _ in instance.workload.edges), instance.batch, space)
     w = dict(weights)
@@ -463,12 +465,14 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
     t_start = time.perf_counter()
     step = max(1, iterations // 100)
     rounds = 0
+    stopped = ""
     for r in range(iterations):
-        rounds = r + 1
         if progress is not None and r % step == 0:
             progress(r, iterations, f"{label} {instance.name}: best {best_v:.4g}")
-        if time_limit is not None and time.perf_counter() - t_start > time_limit:
+        if budget is not None and budget.exhausted():
+            stopped = budget.stop_reason
             break
+        rounds = r + 1
         if not greedy_random and r == int(restart_frac * iterations):
             cur, cur_v, cur_s = best, best_v, best_s
         m = mutate(cur, rng, ctx, w)
@@ -488,6 +492,8 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
             best, best_v, best_s = new, v, new_s
             improved += 1
             po["improved"] += 1
+            if budget is not None:
+                budget.improved(v)
         temp = math.inf if greedy_random else temperature(r / iterations, t0, alpha)
         if greedy_random or accept(cur_v, v, temp, rng):
             cur, cur_v, cur_s = new, v, new_s
@@ -502,29 +508,26 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
     stats = {"iterations": rounds, "valid": valid, "accepted": accepted, "improved": improved,
              "operators": per_op, "start_objective": start[1],
              "iterations_per_s": rounds / wall if wall > 0 else None, "loop_s": wall,
-             "segment_cache": len(an._seg)}
+             "segment_cache": len(an._seg), "stopped": stopped}
     return best, best_v, stats
 
 
 def _start(instance: Instance, options: SolveOptions, start: str = "wrapped"
            ) -> tuple[Node, float]:
-    """The SA's first tree: ``options.warm_start`` if given; else ``start='wrapped'``
-    (:func:`wrapped_start`, the default), ``'ls'`` (SET's layer-sequential start,
-    :func:`initial_tree`) or ``'dp'`` (the better of the LS and LP dynamic programs —
-    SET's commented-out "SA-min" start)."""
-    ws = options.warm_start
-    if ws is not None:
-        tree = ws.tree if isinstance(ws, Solution) else ws
-        v = instance.analyzer.try_objective(tree)
-        if v is None:
-            raise InputError("warm_start", "the given tree cannot run on this instance")
-        return tree, v
+    """The SA's first tree: the warm start if given (checked by the face); else
+    ``start='wrapped'`` (:func:`wrapped_start`, the default), ``'ls'`` (SET's
+    layer-sequential start, :func:`initial_tree`) or ``'dp'`` (the better of the LS and
+    LP dynamic programs — SET's commented-out "SA-min" start)."""
+    if options.warm is not None:
+        tree = options.warm_solution.tree
+        return tree, instance.analyzer.objective(tree)
     if start == "wrapped":
         return wrapped_start(instance)
     if start == "ls":
         return initial_tree(instance)
     if start == "dp":
-        outs = [_dp_method(instance, m, 16 if m == "ls" else 12, 64) for m in ("ls", "lp")]
+        outs = [_dp_method(instance, m, 16 if m == "ls" else 12, 64, options.budget)
+                for m in ("ls", "lp")]
         best = min(outs, key=lambda o: o.objective)
         return best.solution.tree, best.objective
     raise InputError("start", f"unknown start {start!r}", f"use one of {', '.join(STARTS)}")
@@ -562,7 +565,7 @@ class SAParams:
 def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOutput:
     """SET's SA: ``tries`` anneals of ``iterations`` (default β × layers) rounds each, the
     best tree kept. The first try starts from ``start`` (wrapped layers by default, SET's
-    LS start, or the better LS/LP DP tree; ``options.warm_start`` overrides it); with
+    LS start, or the better LS/LP DP tree; a warm start overrides it); with
     ``chain`` (default, ours) every later try starts from the best tree so far, a reheat
     that spends the same rounds as SET's independent tries (``chain=False``: each try
     from the same start — SET's ``main.cpp`` runs its 4 tries in parallel threads, we run
@@ -584,12 +587,11 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
     runs: list[dict[str, Any]] = []
     per_op: dict[str, dict[str, int]] = {}
     totals = {"iterations": 0, "valid": 0, "accepted": 0, "improved": 0}
+    stopped = ""
     for i, stream in enumerate(streams):
-        left = None
-        if options.time_limit is not None:
-            left = options.time_limit - (time.perf_counter() - t_start)
-            if left <= 0 and runs:
-                break
+        if runs and options.budget.exhausted():
+            stopped = options.budget.stop_reason
+            break
         progress = None
         if options.progress is not None:
             def progress(done: float, total: float | None, note: str, _i: int = i) -> None:
@@ -599,7 +601,8 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
         tree, v, st = anneal(instance, rng, start=first, iterations=n, t0=params.t0,
                              alpha=params.alpha, restart_frac=params.restart_frac,
                              weights=weights, space=params.space, progress=progress,
-                             time_limit=left, label=f"SA try {i + 1}/{params.tries}")
+                             budget=options.budget, label=f"SA try {i + 1}/{params.tries}")
+        stopped = stopped or st["stopped"]
         runs.append({"start_objective": first[1], "objective": v,
                      "iterations": st["iterations"], "loop_s": st["loop_s"]})
         for k in totals:
@@ -616,7 +619,17 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
              "best_try": min(range(len(runs)), key=lambda j: runs[j]["objective"]),
              "iterations_per_s": totals["iterations"] / wall if wall > 0 else None,
              "loop_s": wall, "segment_cache": len(instance.analyzer._seg)}
-    return MethodOutput(Status.FEASIBLE, Solution.of(instance, best[0]), best[1], stats=stats)
+    return _stopped(MethodOutput(Status.FEASIBLE, Solution.of(instance, best[0]), best[1],
+                                 stats=stats), stopped, f"{len(runs)} of {params.tries} "
+                    f"tries, {totals['iterations']:,} of {params.tries * n:,} rounds")
+
+
+def _stopped(out: MethodOutput, reason: str, done: str) -> MethodOutput:
+    """``out`` as a run the budget cut short (status ``time_limit``, what was done)."""
+    if not reason:
+        return out
+    return replace(out, status=Status.TIME_LIMIT,
+                   message=f"stopped by the {reason} after {done}: the best tree so far")
 
 
 @dataclass(frozen=True)
@@ -640,16 +653,17 @@ def random_search(instance: Instance, options: SolveOptions, params: RandomParam
     best, v, stats = anneal(instance, rng, start=start, iterations=max(0, n), t0=0, alpha=0,
                             restart_frac=1.0, weights=OP_WEIGHTS, space=params.space,
                             greedy_random=True, progress=options.progress,
-                            time_limit=options.time_limit, label="random")
-    return MethodOutput(Status.FEASIBLE, Solution.of(instance, best), v, stats=stats)
+                            budget=options.budget, label="random")
+    return _stopped(MethodOutput(Status.FEASIBLE, Solution.of(instance, best), v, stats=stats),
+                    stats["stopped"], f"{stats['iterations']:,} of {max(0, n):,} rounds")
 
 
 # ---------------------------------------------------------------------------------------
 # LS and LP: Tangram-style DP over segment boundaries
 
 
-def _dp_method(instance: Instance, mode: str, max_segment: int, max_front: int
-               ) -> MethodOutput:
+def _dp_method(instance: Instance, mode: str, max_segment: int, max_front: int,
+               budget: Budget | None = None) -> MethodOutput:
     sbs = divisors(instance.batch)
     layers = range(len(instance.workload))
 
@@ -657,7 +671,7 @@ def _dp_method(instance: Instance, mode: str, max_segment: int, max_front: int
         return [segment_node(layers[i:j], sb, mode) for sb in sbs]
 
     tree, v, stats = pareto_dp(instance, options_of, max_segment, max_front,
-                               monotone=is_ls if mode == "ls" else None)
+                               monotone=is_ls if mode == "ls" else None, budget=budget)
     return MethodOutput(Status.FEASIBLE, Solution.of(instance, tree), v, stats=stats)
 
 
@@ -683,7 +697,7 @@ def ls(instance: Instance, options: SolveOptions, params: LSParams) -> MethodOut
     """Segments of at most ``max_segment`` consecutive layers, each T(sb)[…] with sb a
     divisor of the batch. Lengthening a segment never frees a tile's buffer, so the
     scan stops at the first length where no sb fits."""
-    return _dp_method(instance, "ls", params.max_segment, params.max_front)
+    return _dp_method(instance, "ls", params.max_segment, params.max_front, options.budget)
 
 
 @method("tile_groups", "lp", "baseline",
@@ -693,7 +707,7 @@ def ls(instance: Instance, options: SolveOptions, params: LSParams) -> MethodOut
 def lp(instance: Instance, options: SolveOptions, params: LPParams) -> MethodOutput:
     """Segments of at most ``max_segment`` consecutive layers, each S(sb)[…] pipelining
     its layers over tile groups sized by the optimal NPT allocation."""
-    return _dp_method(instance, "lp", params.max_segment, params.max_front)
+    return _dp_method(instance, "lp", params.max_segment, params.max_front, options.budget)
 
 
 def _has_tree(instance: Instance, params: Any, warm: bool = False) -> str | None:

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from chipsched.budget import Budget
 from chipsched.errors import InputError
 
 T = TypeVar("T")
 
 #: Default largest number of candidates an oracle will enumerate.
 MAX_CANDIDATES = 2_000_000
-#: The message of an oracle stopped by its deadline.
+#: The message of an oracle stopped by its budget.
 STOPPED = "the enumeration stopped at the time limit: the best candidate so far, no proof"
 
 
@@ -23,26 +23,26 @@ class Enumerated:
     value: float
     count: int  # candidates evaluated (feasible ones)
     ties: int  # how many candidates reach the best value
-    complete: bool = True  # False: stopped at the deadline, the best so far (no proof)
+    complete: bool = True  # False: stopped by the budget, the best so far (no proof)
 
 
 def enumerate_best(candidates: Iterable[T], value: Callable[[T], float | None],
                    size: int | None = None, max_candidates: int = MAX_CANDIDATES,
-                   what: str = "instance", deadline: float | None = None) -> Enumerated:
+                   what: str = "instance", budget: Budget | None = None) -> Enumerated:
     """Minimum of ``value`` over ``candidates`` (``None`` = infeasible, skipped).
 
     ``size`` (the number of candidates, when known up front) is checked against
     ``max_candidates`` before anything runs, so an oracle fails fast and clearly on an
-    instance too large for it. ``deadline`` (a ``time.perf_counter()`` value, e.g.
-    ``SolveOptions.deadline``): checked every 128 candidates; past it the best so far
-    is returned with ``complete=False``.
+    instance too large for it. ``budget`` (the run's, ``SolveOptions.budget``): polled
+    every 128 candidates; once it is over the best so far is returned with
+    ``complete=False``.
     """
     if size is not None and size > max_candidates:
         raise InputError(what, f"too large for brute force ({size:,} candidates > "
                          f"{max_candidates:,})", "use an exact or heuristic method")
     best, best_v, count, ties = None, float("inf"), 0, 0
     for k, cand in enumerate(candidates):
-        if deadline is not None and k % 128 == 127 and time.perf_counter() > deadline:
+        if budget is not None and k % 128 == 127 and budget.exhausted():
             return Enumerated(best, best_v, count, ties, complete=False)
         v = value(cand)
         if v is None:

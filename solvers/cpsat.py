@@ -31,14 +31,16 @@ def solve_cpsat(model: cp_model.CpModel, options: SolveOptions,
     limit with a solution is ``time_limit`` (not ``feasible``), so that callers can
     tell "no proof yet" from "the method never proves".
     """
+    options.budget.checkpoint("handing the model to CP-SAT")
     if hints:
         model.clear_hints()
         for var, value in hints.items():
             model.add_hint(var, int(value))
     solver = cp_model.CpSolver()
     p = solver.parameters
-    if options.time_limit is not None:
-        p.max_time_in_seconds = options.solver_seconds()
+    seconds = options.solver_seconds()  # what the run's budget has left for the search
+    if seconds is not None:
+        p.max_time_in_seconds = seconds
     p.num_workers = options.workers
     p.random_seed = int(options.seed) % (2**31 - 1)  # CP-SAT takes a 32-bit seed
     p.relative_gap_limit = float(options.mip_gap)
@@ -55,7 +57,7 @@ def solve_cpsat(model: cp_model.CpModel, options: SolveOptions,
     if code == cp_model.OPTIMAL:
         status = Status.OPTIMAL
     elif code == cp_model.FEASIBLE:
-        status = Status.TIME_LIMIT if options.time_limit is not None else Status.FEASIBLE
+        status = Status.TIME_LIMIT if seconds is not None else Status.FEASIBLE
     elif code == cp_model.INFEASIBLE:
         status = Status.INFEASIBLE
     elif code == cp_model.UNKNOWN:

@@ -20,16 +20,41 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pyomo.environ as pyo
 
+from chipsched.budget import Budget, BudgetExhausted
 from chipsched.errors import SolverError
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
 from chipsched.solvers.outcome import ExactOutcome
 
 MILP_SOLVERS = ("highs", "cbc")
+
+
+class _NotBudgetStops(logging.Filter):
+    """Pyomo logs an error for every exception a constraint rule raises; a budget that
+    ran out while a block was being built is not an error (the face reports it)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not isinstance(sys.exc_info()[1], BudgetExhausted)
+
+
+logging.getLogger("pyomo.core").addFilter(_NotBudgetStops())
+
+
+def polled(budget: Budget, where: str, rule: Callable[..., Any], every: int = 64
+           ) -> Callable[..., Any]:
+    """``rule`` (a Pyomo constraint rule) polling ``budget`` every ``every`` calls: one
+    block of a large model can take seconds to build, and the run's budget covers it."""
+
+    def wrapped(*args: Any) -> Any:
+        budget.tick(where, every)
+        return rule(*args)
+
+    return wrapped
 
 
 def cbc_path() -> str:
@@ -77,6 +102,7 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, solver: str | N
     :func:`highs_presolve_is_safe`).
     """
     name = (solver or options.milp_solver).lower()
+    options.budget.checkpoint(f"handing the MILP to {name}")
     obj = _objective(model)
     minimize = obj.sense == pyo.minimize
     t0 = time.perf_counter()
@@ -202,7 +228,7 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
     given_s = options.solver_seconds()  # what the backend gets, fixed before it runs
     if name == "cbc":
         opt = pyo.SolverFactory("cbc", executable=cbc_path())
-        opt.options["seconds"] = given_s if options.time_limit else 1e9
+        opt.options["seconds"] = given_s if given_s is not None else 1e9
         opt.options["threads"] = options.workers
         opt.options["randomCbcSeed"] = int(options.seed) % (2**31 - 1) or 1
         opt.options["ratioGap"] = float(options.mip_gap)
@@ -211,7 +237,7 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
         if opt is None or not opt.available(exception_flag=False):
             raise SolverError(f"MILP solver {name!r} is not available here; available: "
                               f"{', '.join(available_milp_solvers())}")
-        if options.time_limit:
+        if given_s is not None:
             key = {"gurobi": "TimeLimit", "cplex": "timelimit", "glpk": "tmlim",
                    "scip": "limits/time"}.get(name)
             if key:

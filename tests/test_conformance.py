@@ -25,6 +25,7 @@ import math
 import pytest
 
 from chipsched.api import DEFAULT_EXACT_TIME_LIMIT, NotApplicable, compare, solve
+from chipsched.budget import Budget
 from chipsched.instances.chips import get_chip
 from chipsched.method import build_params
 from chipsched.registry import DECISIONS, registry
@@ -225,6 +226,35 @@ def test_a_warm_start_is_used(decision, label, name):
     assert r.metrics["solver"]["warm_start_from"] == "given dict"
     assert r.objective <= best.objective * (1 + 1e-9), (r.objective, best.method,
                                                         best.objective)
+    # the method's own solution, not the face's rule that never reports worse than the
+    # warm start, is what reaches it
+    assert "returned" not in r.metrics["solver"], r.message
+
+
+#: polls a method may make after its budget said stop (it leaves its loops level by
+#: level; one that ignored the stop would poll on thousands of times)
+MAX_POLLS_AFTER_STOP = 24
+
+
+@pytest.mark.parametrize("decision,label,name", APPLICABLE)
+def test_a_method_stops_at_its_budget_with_a_checked_result(decision, label, name):
+    """The face's budget contract on a deterministic budget (a poll count, no wall
+    clock): run once on an unlimited budget to count the method's polls, then on budgets
+    that say stop at the first poll and half-way. The run must end within a few polls of
+    the stop, with a result the face checked (the evaluator's objective, a bound below
+    it), and say ``time_limit`` unless it proved its answer anyway."""
+    inst = instance(decision, label)
+    free = Budget(None)
+    solve(decision, inst, name, budget=free, threads=1, auto_warm_start=False)
+    for k in sorted({0, free.polls // 2}):
+        b = Budget(polls=k)
+        r = solve(decision, inst, name, budget=b, threads=1, auto_warm_start=False)
+        assert b.polls_after_stop <= MAX_POLLS_AFTER_STOP, (k, b.polls_after_stop)
+        if b.stop_reason:
+            assert r.status in (Status.TIME_LIMIT, Status.OPTIMAL, Status.INFEASIBLE,
+                                Status.BOUND_ONLY), (k, r.status, r.message)
+        if r.solution is not None and r.bound is not None:
+            assert r.bound <= r.objective * (1 + 1e-9) or r.space
 
 
 @pytest.mark.parametrize("decision,name", [(d, m) for d in DECISIONS

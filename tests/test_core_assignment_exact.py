@@ -10,6 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 
 from chipsched.api import NotApplicable, compare, registry, solve
+from chipsched.budget import Budget
 from chipsched.errors import InputError
 from chipsched.formulations.core_assignment import solve_qap_bnb
 from chipsched.instances.chips import get_chip
@@ -178,7 +179,7 @@ def test_branch_and_bound_on_a_3x4_grid_matches_enumeration():
     g = NeuronGraph.from_edges(np.ones(G, np.int64), iu, ju, f[iu, ju])
     assert evaluate(Instance("q", g, HW, 3, 4, 1), p)[0] == obj
     # stopped early: a valid bound below the incumbent
-    p2, obj2, lb2, proven2, _ = solve_qap_bnb(f, 3, 4, time_limit=1e-9, chunk=3)
+    p2, obj2, lb2, proven2, _ = solve_qap_bnb(f, 3, 4, Budget(polls=1), chunk=3)
     assert not proven2 and lb2 <= obj <= obj2
 
 

@@ -1,4 +1,5 @@
-"""Seed 000, steps 1–3 (SEEDS.md): G, chain reduction G', pipeline groups, group graph S."""
+"""Seed 000, steps 1–3 (docs/region_split.md): G, chain reduction G', pipeline groups,
+group graph S."""
 
 from __future__ import annotations
 

@@ -360,7 +360,7 @@ def test_warm_starts_are_used():
     mi = solve(DEC, inst, "milp", time_limit=3, warm_start=h)
     assert mi.metrics["solver"]["warm_start"] is True  # HiGHS accepted the start
     assert mi.objective <= h.objective
-    with pytest.raises(InputError, match="warm_start"):
+    with pytest.raises(InputError, match="warm start"):
         solve(DEC, inst, "cpsat", warm_start=load_instance("topcuoglu2002", SOC)
               .solution([0] * 10, [0] * 10, range(10)))
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import highspy
 import numpy as np
 import ortools
@@ -13,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
+from chipsched.budget import Budget
 from chipsched.errors import InputError, SolverError
 from chipsched.result import Status
 from chipsched.solvers.bruteforce import enumerate_best
@@ -180,23 +179,30 @@ def test_bruteforce_guard_and_ties():
         enumerate_best(iter(range(10)), lambda x: x, size=10**9)
 
 
-def test_solver_seconds_is_what_model_building_left():
-    """The backend gets the time limit, capped by the face's deadline less 3 % of the
-    limit for reading the solution back, never less than 1 % of the limit."""
-    now = time.perf_counter()
+def test_solver_seconds_is_what_the_budget_has_left():
+    """The backend gets what is left of the run's budget less 3 % of the limit for
+    reading the solution back, never less than 1 % of the limit (a fake clock)."""
+    now = [0.0]
+
+    def clock() -> float:
+        return now[0]
+
     assert SolveOptions().solver_seconds() is None
-    assert SolveOptions(time_limit=10).solver_seconds() == 10
-    assert SolveOptions(time_limit=10, deadline=now + 100).solver_seconds() == 10
-    s = SolveOptions(time_limit=10, deadline=now + 4).solver_seconds()
-    assert 3.0 < s <= 4 - 0.3
-    assert SolveOptions(time_limit=10, deadline=now - 5).solver_seconds() == \
-        pytest.approx(0.1)
-    # a method that halves its limit for a first model keeps the face's deadline
-    half = SolveOptions(time_limit=10, deadline=now + 100).replace(time_limit=5)
-    assert half.solver_seconds() == 5
+    opts = SolveOptions(time_limit=10, budget=Budget(10, clock=clock))
+    assert opts.solver_seconds() == pytest.approx(9.7)
+    now[0] = 6.0
+    assert opts.solver_seconds() == pytest.approx(3.7)
+    now[0] = 15.0
+    assert opts.solver_seconds() == pytest.approx(0.1)
+    # a narrower limit is a share of the budget, never more than what is left of it
+    now[0] = 0.0
+    opts = SolveOptions(time_limit=10, budget=Budget(10, clock=clock))
+    assert opts.replace(time_limit=5).solver_seconds() == pytest.approx(5 - 0.15)
+    now[0] = 8.0
+    assert opts.replace(time_limit=5).solver_seconds() == pytest.approx(2 - 0.06)
 
 
-def test_the_face_gives_exact_methods_its_deadline(monkeypatch):
+def test_the_face_gives_the_method_one_budget_for_the_run(monkeypatch):
     from chipsched.api import make_instance
     from chipsched.api import solve as face_solve
 
@@ -204,16 +210,18 @@ def test_the_face_gives_exact_methods_its_deadline(monkeypatch):
     real = SolveOptions.solver_seconds
 
     def spy(self):
-        seen.append(self.deadline)
+        seen.append(self.budget)
         return real(self)
 
     monkeypatch.setattr(SolveOptions, "solver_seconds", spy)
-    t = time.perf_counter()
-    face_solve("op_placement", make_instance("op_placement", "tiny"), "cpsat", time_limit=30)
-    assert seen and all(d is not None and t < d <= time.perf_counter() + 30 for d in seen)
-    with pytest.raises(InputError, match="deadline"):  # not a user option
-        face_solve("op_placement", make_instance("op_placement", "tiny"), "cpsat",
-                   deadline=1.0)
+    inst = make_instance("op_placement", "tiny")
+    face_solve("op_placement", inst, "cpsat", time_limit=30)
+    roots = {id(b._root()) for b in seen}
+    assert seen and len(roots) == 1 and seen[0]._root().time_limit == 30
+    # the budget and the checked warm start are the face's, not options a user sets
+    for name in ("budget", "warm"):
+        with pytest.raises(InputError, match=name):
+            face_solve("op_placement", inst, "cpsat", **{name: 1.0, "time_limit": 5})
 
 
 @pytest.mark.parametrize("method", ["cpsat", "milp"])
@@ -260,13 +268,16 @@ def test_cbc_stopped_before_an_integer_solution_has_none():
     assert r.solution is not None and r.objective <= warm.objective
 
 
-def test_oracles_stop_at_their_deadline():
+def test_oracles_stop_at_their_budget():
     """Review finding: the brute-force oracles never looked at the clock (0.2 s limit,
-    1.5 s run on a 6-op graph; ~23 s at the 2,000,000-candidate cap). Past the deadline
-    they return the best so far as time_limit, without a bound."""
-    res = enumerate_best(range(10_000), lambda x: float(-x), deadline=time.perf_counter() - 1)
+    1.5 s run on a 6-op graph; ~23 s at the 2,000,000-candidate cap). Once the budget
+    is over (polled every 128 candidates) they return the best so far as time_limit,
+    without a bound."""
+    res = enumerate_best(range(10_000), lambda x: float(-x), budget=Budget(polls=0))
     assert not res.complete and res.count == 127 and res.value == -126
-    full = enumerate_best(range(10_000), lambda x: float(-x), deadline=None)
+    res = enumerate_best(range(10_000), lambda x: float(-x), budget=Budget(polls=2))
+    assert not res.complete and res.count == 3 * 128 - 1
+    full = enumerate_best(range(10_000), lambda x: float(-x), budget=None)
     assert full.complete and full.value == -9_999
 
     from chipsched.api import make_instance, solve
@@ -274,9 +285,9 @@ def test_oracles_stop_at_their_deadline():
     for decision, name in (("op_placement", "random:n=6,p=3,seed=0"),
                            ("region_split", "tiny")):
         inst = make_instance(decision, name)
-        r = solve(decision, inst, "bruteforce", time_limit=0.05)
+        r = solve(decision, inst, "bruteforce", budget=Budget(polls=3))
         assert r.status is Status.TIME_LIMIT and r.bound is None, decision
-        assert "stopped at the time limit" in r.message
+        assert "stopped at the time limit" in r.message and r.solution is not None
 
 
 def test_a_large_seed_reaches_cp_sat():

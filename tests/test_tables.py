@@ -149,13 +149,14 @@ def test_a_run_over_its_time_limit_says_so():
     inst = make_instance("op_placement", "tiny")
     r = solve("op_placement", inst, "milp", time_limit=0.01)  # Pyomo alone takes longer
     assert r.wall_s > 0.011
-    assert "against a time limit of 0.01 s" in r.message and "building the model" in r.message
+    assert "against a time limit of 0.01 s" in r.message
+    assert "time limit reached while building the MILP" in r.message
     assert r.metrics["solver"]["time_limit_overrun_s"] == pytest.approx(r.wall_s - 0.01)
     quick = solve("op_placement", inst, "heft", time_limit=60)
     assert "time limit" not in quick.message
-    # a heuristic has no model to build: the note says it ran on past the limit
+    # a heuristic that polls its budget too rarely for the limit: the note says so
     slow = solve("op_placement", inst, "heft", time_limit=1e-9)
-    assert "not interrupted at the limit" in slow.message and "model" not in slow.message
+    assert "one uninterruptible step" in slow.message
 
 
 @pytest.mark.parametrize("method, marker", [("cpsat", "CP-SAT"), ("milp", "MIP")])

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 import chipsched
 from chipsched.api import registry
+from chipsched.budget import Budget
 from chipsched.cli import app
 from chipsched.cost import divisors
 from chipsched.errors import InputError
@@ -23,6 +24,7 @@ from chipsched.instances.tile_groups import load_instance, write_tree_file
 from chipsched.problems.tile_groups import Instance, Solution, ls_tree
 from chipsched.result import Status
 from chipsched.solvers import SolveOptions
+from chipsched.solvers.options import WarmStart
 from chipsched.workload import Layer, OpKind, Workload
 
 OPTS = SolveOptions(threads=1)
@@ -138,11 +140,11 @@ def test_a_longer_ls_segment_never_fits_where_a_shorter_does_not(case):
                 assert not fits(i, j + 1, sb)
 
 
-def test_segmented_dp_stops_at_the_time_limit():
-    inst = chipsched.make_instance("tile_groups", "googlenet", "edge-4x4", batch=8)
-    r = chipsched.solve("tile_groups", inst, "dp-seg", time_limit=0.5)
+def test_segmented_dp_stops_at_its_budget():
+    inst = chipsched.make_instance("tile_groups", "tiny", "tiled-2x2", batch=4)
+    r = chipsched.solve("tile_groups", inst, "dp-seg", budget=Budget(polls=4))
     assert r.status is Status.TIME_LIMIT and r.solution is None
-    assert "stopped at the time limit after" in r.message and "of 81 layers" in r.message
+    assert "poll budget reached while running the segment DP (layer 3 of 7)" in r.message
     capped = chipsched.solve("tile_groups", chipsched.make_instance(
         "tile_groups", "tiny", "tiled-2x2", batch=2), "dp-seg-npt", max_segment=2)
     assert capped.status is Status.FEASIBLE and capped.bound is None
@@ -252,9 +254,10 @@ def test_sa_is_deterministic_and_warm_startable():
     c = call(H.random_search, inst, SolveOptions(seed=7), beta=20)
     assert c.objective <= c.stats["start_objective"]
     lsout = call(H.ls, inst, OPTS)
-    w = call(H.sa, inst, SolveOptions(seed=1, warm_start=lsout.solution), beta=5)
+    warm = WarmStart(lsout.solution, lsout.objective, "ls")
+    w = call(H.sa, inst, SolveOptions(seed=1, warm=warm), beta=5)
     assert w.stats["start_objective"] == lsout.objective and w.objective <= lsout.objective
-    cp = call(F.cpsat, inst, OPTS.replace(warm_start=lsout.solution))
+    cp = call(F.cpsat, inst, OPTS.replace(warm=warm))
     assert cp.stats["warm_start_columns"] >= 1
     for space in ("ls", "lp"):
         out = call(H.sa, inst, SolveOptions(seed=2), beta=20, space=space)
@@ -524,7 +527,7 @@ def test_a_solver_that_stops_without_a_path_reports_the_warm_start(monkeypatch, 
     method = "cpsat" if backend == "_CpSat" else "milp"
     opt = chipsched.solve("tile_groups", inst, method, time_limit=60)
     monkeypatch.setattr(getattr(F, backend), "solve",
-                        lambda self, obj, limits, time_limit: (Status.TIME_LIMIT, None, None))
+                        lambda self, obj, limits: (Status.TIME_LIMIT, None, None))
     r = chipsched.solve("tile_groups", inst, method, time_limit=60, warm_start=opt)
     assert r.status is Status.TIME_LIMIT and r.objective == pytest.approx(opt.objective)
     assert r.metrics["solver"]["returned"] == "warm start"

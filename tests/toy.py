@@ -58,7 +58,7 @@ def exact(inst, options):
 
 @method("toy", "first", "heuristic", "takes the first (or the warm start)", warm_start=True)
 def first(inst, options):
-    i = 0 if options.warm_start is None else options.warm_start
+    i = 0 if options.warm is None else options.warm_solution
     return MethodOutput(Status.FEASIBLE, i, float(inst[i]))
 
 

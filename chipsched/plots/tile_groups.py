@@ -15,7 +15,8 @@ from chipsched.problems.tile_groups import Instance, Solution, analyze
 
 def plot_st_graph(instance: Instance, solution: Solution | Any, path: str | os.PathLike[str],
                   title: str = "", label_min_frac: float = 0.04) -> Path:
-    """The S-T graph of a tree (SEEDS.md §002, the document's Fig. 3): x = time, y = tile
+    """The S-T graph of a tree (seed 002, the document's Fig. 3; docs/tile_groups.md):
+    x = time, y = tile
     (stripe id), one rectangle per layer × sub-batch, labelled ``layer[first,last)`` when
     wide enough; dashed lines mark the segments (root children)."""
     a = analyze(instance, solution)

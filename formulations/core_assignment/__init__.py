@@ -8,7 +8,7 @@ method          space     what
 ``milp``                  ``traffic``/``energy`` → model (b) QAP when no two vertices fit on
                           one core, else model (c) joint
 ``cpsat-place`` placement placement of a fixed partition, model (b) on its groups: the warm
-``milp-place``            start's groups (``options.warm_start``; the face's chain step
+``milp-place``            start's groups (``options.warm``; the face's chain step
 ``bnb-place``             ``groups=METHOD`` runs METHOD first and hands its mapping over), else
                           every vertex alone when no two fit on a core, else the groups of the
                           optimal model (a) partition; ``bnb-place`` solves (b) by
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +51,10 @@ MAX_MODEL_EDGES = 20_000
 
 
 def _warm(instance: Instance, options: SolveOptions) -> np.ndarray | None:
-    if options.warm_start is None:
+    """The warm start's core of every vertex (the face checked it), or None."""
+    if options.warm is None:
         return None
-    core, _ = check_solution(instance, options.warm_start)
+    core, _ = check_solution(instance, options.warm_solution)
     return core
 
 
@@ -160,8 +160,7 @@ def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutp
     if instance.objective.name == "cut":
         fn = cpsat_partition if backend == "cpsat" else milp_partition
         out, core = fn(inp, options, hint)
-        res = _output(instance, out, core, "partition (a)", inp=inp)
-        return _keep_better_warm_start(instance, inp, hint, res)
+        return _output(instance, out, core, "partition (a)", inp=inp)
     qap = instance.forced_partition
     if qap and inp.n > inp.cores:
         return MethodOutput(Status.INFEASIBLE, message=f"no two vertices fit on one core and "
@@ -173,8 +172,7 @@ def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutp
         # tolerance, 1e-6) lower each hop term by (R + C − 2)·ε
         src, _, _, spk = inp.nets
         tol = 1e-6 * (inp.rows + inp.cols - 2) * float(spk.sum()) * inp.cores
-        res = _output(instance, out, core, "multicast joint (d)", inp=inp, model_tol=tol)
-        return _keep_better_warm_start(instance, inp, hint, res)
+        return _output(instance, out, core, "multicast joint (d)", inp=inp, model_tol=tol)
     if instance.multicast:
         # one vertex per core: the packet graph's QAP is exact
         inp = from_instance(instance, nets=False)
@@ -182,29 +180,7 @@ def _full(instance: Instance, options: SolveOptions, backend: str) -> MethodOutp
         out, core = (cpsat_qap if qap else cpsat_joint)(inp, options, hint)
     else:
         out, core = milp_mesh(inp, options, qap, hint)
-    res = _output(instance, out, core, "qap (b)" if qap else "joint (c)", inp=inp)
-    return _keep_better_warm_start(instance, inp, hint, res)
-
-
-def _keep_better_warm_start(instance: Instance, inp: Any, hint: np.ndarray | None,
-                            res: MethodOutput, group: np.ndarray | None = None
-                            ) -> MethodOutput:
-    """A solver stopped by its time limit can end on an incumbent worse than the warm
-    start it was given (CP-SAT hints are not guaranteed to be kept), or on none: return
-    the warm start then, with the solver's bound. ``group``: ``inp`` and ``hint`` are the
-    groups' (a ``-place`` model); the solution maps every vertex to its group's core."""
-    if hint is None or res.status is Status.OPTIMAL:
-        return res
-    hint = np.asarray(hint, dtype=np.int64)
-    hv = _own_value(instance, inp, hint)
-    if res.objective is not None and res.objective <= hv:
-        return res
-    why = ("the solver found no solution in time" if res.objective is None else
-           "the solver ended above its warm start")
-    return MethodOutput(res.status if res.objective is not None else Status.TIME_LIMIT,
-                        Solution(hint if group is None else hint[group]), objective=hv,
-                        bound=res.bound, stats={**res.stats, "kept_warm_start": True},
-                        message=f"{why}; the warm start is reported with the solver's bound")
+    return _output(instance, out, core, "qap (b)" if qap else "joint (c)", inp=inp)
 
 
 @method(D, "cpsat", "exact", "CP-SAT: k-way min-cut partition (cut), QAP with integer "
@@ -242,8 +218,7 @@ def _groups(instance: Instance, options: SolveOptions, backend: str
     big = _too_large(inp.n, k, inp.u.shape[0], "partition")
     if big:
         return big
-    part_opts = options if options.time_limit is None else \
-        options.replace(time_limit=options.time_limit / 2)
+    part_opts = options.replace(budget=options.budget.share(0.5))  # half for the placement
     fn = milp_partition if backend == "milp" else cpsat_partition
     out, core = fn(inp, part_opts)
     if core is None:
@@ -253,7 +228,6 @@ def _groups(instance: Instance, options: SolveOptions, backend: str
 
 
 def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOutput:
-    t_start = time.perf_counter()
     from .models import ModelInput, cpsat_qap, milp_mesh  # loads pyomo: ~1 s, on the clock
 
     got = _groups(instance, options, backend)
@@ -272,11 +246,8 @@ def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOut
         F = np.zeros((G, G), np.int64)
         F[u, v] = w
         F[v, u] = w
-        # the limit covers the whole method: what the groups and flows took comes off
-        limit = None if options.time_limit is None else \
-            max(0.0, options.time_limit - (time.perf_counter() - t_start))
         gc, obj, lb, proven, nodes = solve_qap_bnb(F, instance.rows, instance.cols,
-                                                   limit, warm_cores)
+                                                   options.budget, warm_cores)
         stats.update({"nodes": nodes, "formulation": "Gilmore–Lawler branch and bound"})
         status = Status.OPTIMAL if proven else Status.TIME_LIMIT
         if gc is None:
@@ -304,7 +275,7 @@ def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOut
                            objective=_own_value(instance, inp, gc), bound=bound, stats=stats,
                            model_objective=instance.objective_from_traffic(out.objective,
                                                                            cut))
-    return _keep_better_warm_start(instance, inp, warm_cores, res, group)
+    return res
 
 
 SPACE = "placements of a fixed partition (the warm start's — e.g. of -p groups=METHOD —, " \
@@ -383,7 +354,7 @@ def _brute_applies(instance: Instance, params: BruteParams, warm: bool = False) 
 def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
                ) -> MethodOutput:
     n, N, cols = instance.n, instance.n_cores, instance.cols
-    max_candidates, deadline = params.max_candidates, options.deadline
+    max_candidates = params.max_candidates
     sizes = instance.graph.sizes.tolist()
     cap = instance.capacity
     u, v, w = (a.tolist() for a in instance.graph.edges())
@@ -418,7 +389,7 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
 
     res = enumerate_best(itertools.product(range(N), repeat=n), value, size=N ** n,
                          max_candidates=max_candidates, what=f"instance {instance.name!r}",
-                         deadline=deadline)
+                         budget=options.budget)
     if not res.complete:
         if res.best is None:
             return MethodOutput(Status.TIME_LIMIT, message=STOPPED)
@@ -430,3 +401,13 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
     return MethodOutput(Status.OPTIMAL, Solution(np.array(res.best, np.int64)),
                         objective=res.value, bound=res.value,
                         stats={"candidates": res.count, "ties": res.ties})
+
+
+def warm_up_kernels() -> None:
+    """Compile (or load from numba's cache) the branch and bound's kernels (see
+    ``chipsched.jit``): one tiny placement, solved and stopped early."""
+    from chipsched.budget import Budget
+
+    F = np.array([[0, 3, 1], [3, 0, 2], [1, 2, 0]], np.int64)
+    solve_qap_bnb(F, 2, 2)
+    solve_qap_bnb(F, 2, 2, Budget(polls=0), np.array([0, 1, 2], np.int64), chunk=1)

@@ -27,6 +27,8 @@ import time
 import numba as nb
 import numpy as np
 
+from chipsched.budget import Budget
+
 
 @nb.njit(cache=True)
 def _hungarian(a, m, k):  # pragma: no cover - numba
@@ -223,13 +225,13 @@ def symmetry_representatives(rows: int, cols: int) -> np.ndarray:
     return ok
 
 
-def solve_qap_bnb(F: np.ndarray, rows: int, cols: int, time_limit: float | None = None,
+def solve_qap_bnb(F: np.ndarray, rows: int, cols: int, budget: Budget | None = None,
                   incumbent: np.ndarray | None = None, chunk: int | None = None
                   ) -> tuple[np.ndarray | None, int, int, bool, int]:
     """Exact placement of G groups with symmetric integer flows ``F`` (G×G) on a
     rows×cols mesh. ``incumbent`` (group → core) gives the initial upper bound.
-    ``chunk`` nodes run between two checks of the clock (default: about 10⁸ operations'
-    worth, so that a time limit is honoured on large meshes too).
+    ``chunk`` nodes run between two polls of the ``budget`` (default: about 10⁸
+    operations' worth, so that a time limit is honoured on large meshes too).
     Returns (placement, objective, lower bound, proven optimal, nodes)."""
     F = np.ascontiguousarray(F, dtype=np.int64)
     G = F.shape[0]
@@ -260,7 +262,6 @@ def solve_qap_bnb(F: np.ndarray, rows: int, cols: int, time_limit: float | None 
     cpos = np.full(G + 1, -1, np.int64)
     fixed = np.zeros(G + 1, np.int64)
     free = np.zeros(N, np.int64)
-    t0 = time.perf_counter()
     nodes = 0
     longest = 0.0
     while True:
@@ -273,8 +274,10 @@ def solve_qap_bnb(F: np.ndarray, rows: int, cols: int, time_limit: float | None 
             return (best if best[0] >= 0 else None), int(ub), int(ub), True, nodes
         # stop when the next chunk could end past the limit (a chunk on a large mesh is
         # one node, whose Gilmore–Lawler bound can take a second; the root's is longest)
-        if time_limit is not None and time.perf_counter() - t0 + longest > time_limit:
-            break
+        if budget is not None:
+            left = budget.remaining()
+            if budget.exhausted() or (left is not None and left < longest):
+                break
     # open nodes: the unexplored children at every depth of the current path, and the
     # current node (its parent's bound for it when it has not been expanded yet)
     lb = int(ub)

@@ -42,13 +42,17 @@ import numpy as np
 import pyomo.environ as pyo
 from ortools.sat.python import cp_model
 
+from chipsched.budget import Budget
 from chipsched.problems.core_assignment import Instance
 from chipsched.solvers.cpsat import solve_cpsat
-from chipsched.solvers.milp import solve_pyomo
+from chipsched.solvers.milp import polled, solve_pyomo
 from chipsched.solvers.options import SolveOptions
 from chipsched.solvers.outcome import ExactOutcome
 
 from .bnb import symmetry_representatives
+
+BUILD_CPSAT = "building the CP-SAT model"
+BUILD_MILP = "building the MILP"
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,7 @@ def cpsat_partition(inp: ModelInput, options: SolveOptions, hint: np.ndarray | N
     """Model (a) in CP-SAT. Returns the outcome and core (= part) per vertex."""
     m = cp_model.CpModel()
     n, k = inp.n, min(inp.n, inp.cores)
+    bud = options.budget
     x = [[m.new_bool_var(f"x{v}_{p}") for p in range(min(v + 1, k))] for v in range(n)]
     for v in range(n):
         m.add_exactly_one(x[v])
@@ -168,11 +173,12 @@ def cpsat_partition(inp: ModelInput, options: SolveOptions, hint: np.ndarray | N
         m.add(sum(int(inp.sizes[v]) * x[v][p] for v in range(p, n)) <= inp.capacity)
     obj = []
     for e in range(inp.u.shape[0]):
-        a, b = int(inp.u[e]), int(inp.v[e])
+        bud.tick(BUILD_CPSAT, 16)
+        a, c = int(inp.u[e]), int(inp.v[e])
         y = m.new_bool_var(f"y{e}")
         for p in range(k):
             xa = x[a][p] if p < len(x[a]) else 0
-            xb = x[b][p] if p < len(x[b]) else 0
+            xb = x[c][p] if p < len(x[c]) else 0
             if isinstance(xa, int) and isinstance(xb, int):
                 continue
             m.add(y >= xa - xb)
@@ -194,12 +200,13 @@ def cpsat_partition(inp: ModelInput, options: SolveOptions, hint: np.ndarray | N
     return out, core
 
 
-def _manhattan(m: Any, inp: Any, X: Sequence[Any], Y: Sequence[Any], R: int, C: int
-               ) -> dict[tuple[int, int], Any]:
+def _manhattan(m: Any, inp: Any, X: Sequence[Any], Y: Sequence[Any], R: int, C: int,
+               budget: Budget) -> dict[tuple[int, int], Any]:
     """Per edge {a, b}: |X_a − X_b| + |Y_a − Y_b| linearised per axis (dx ≥ ±ΔX,
     dy ≥ ±ΔY; minimisation drives them down), keyed both ways."""
     dist: dict[tuple[int, int], Any] = {}
     for e in range(inp.u.shape[0]):
+        budget.tick(BUILD_CPSAT)
         a, b = int(inp.u[e]), int(inp.v[e])
         dx = m.new_int_var(0, C - 1, f"dx{e}")
         dy = m.new_int_var(0, R - 1, f"dy{e}")
@@ -221,17 +228,19 @@ def cpsat_qap(inp: ModelInput, options: SolveOptions, hint: np.ndarray | None = 
     m.add_all_different([C * Y[g] + X[g] for g in range(n)])
     x = [[m.new_bool_var(f"x{g}_{c}") for c in range(inp.cores)] for g in range(n)]
     for g in range(n):
+        options.budget.tick(BUILD_CPSAT, 8)
         m.add_exactly_one(x[g])
         m.add(X[g] == sum((c % C) * x[g][c] for c in range(inp.cores)))
         m.add(Y[g] == sum((c // C) * x[g][c] for c in range(inp.cores)))
     for c in range(inp.cores):
         m.add_at_most_one(x[g][c] for g in range(n))
-    dist = _manhattan(m, inp, X, Y, R, C)
+    dist = _manhattan(m, inp, X, Y, R, C, options.budget)
     obj = [int(w) * dist[int(a), int(b)] for a, b, w in zip(inp.u, inp.v, inp.w, strict=True)]
     if glb and n > 1:
         f = inp.flows()
         lgc = glb_coefficients(inp)
         for g in range(n):
+            options.budget.tick(BUILD_CPSAT, 8)
             terms = [int(f[g, h]) * dist[g, h] for h in range(n) if h != g and f[g, h]]
             if terms:
                 m.add(sum(terms) >= sum(int(lgc[g, c]) * x[g][c] for c in range(inp.cores)))
@@ -260,24 +269,27 @@ def cpsat_joint(inp: ModelInput, options: SolveOptions, hint: np.ndarray | None 
     """Model (c) in CP-SAT (several items per core, traffic objective)."""
     m = cp_model.CpModel()
     n, R, C, N = inp.n, inp.rows, inp.cols, inp.cores
-    x = _cpsat_assignment(m, inp)
+    x = _cpsat_assignment(m, inp, options.budget)
     X = [m.new_int_var(0, C - 1, f"X{v}") for v in range(n)]
     Y = [m.new_int_var(0, R - 1, f"Y{v}") for v in range(n)]
     for v in range(n):
+        options.budget.tick(BUILD_CPSAT, 8)
         m.add(X[v] == sum((c % C) * x[v][c] for c in range(N)))
         m.add(Y[v] == sum((c // C) * x[v][c] for c in range(N)))
-    dist = _manhattan(m, inp, X, Y, R, C)
+    dist = _manhattan(m, inp, X, Y, R, C, options.budget)
     obj = [int(w) * dist[int(a), int(b)] for a, b, w in zip(inp.u, inp.v, inp.w, strict=True)]
     return _cpsat_solve_mesh(m, inp, x, obj, options, hint)
 
 
-def _cpsat_assignment(m: Any, inp: ModelInput) -> list[list[Any]]:
+def _cpsat_assignment(m: Any, inp: ModelInput, budget: Budget) -> list[list[Any]]:
     """x[v][c]: item v on core c, one core per item, core loads within the capacity."""
     n, N = inp.n, inp.cores
     x = [[m.new_bool_var(f"x{v}_{c}") for c in range(N)] for v in range(n)]
     for v in range(n):
+        budget.tick(BUILD_CPSAT, 16)
         m.add_exactly_one(x[v])
     for c in range(N):
+        budget.tick(BUILD_CPSAT, 16)
         m.add(sum(int(inp.sizes[v]) * x[v][c] for v in range(n)) <= inp.capacity)
     return x
 
@@ -313,13 +325,14 @@ def cpsat_multicast(inp: ModelInput, options: SolveOptions, hint: np.ndarray | N
     R, C, N = inp.rows, inp.cols, inp.cores
     d = _mesh_distances(inp)
     big = R + C - 2
-    x = _cpsat_assignment(m, inp)
+    x = _cpsat_assignment(m, inp, options.budget)
     src, ptr, tgt, spk = inp.nets
     y: dict[tuple[int, int], Any] = {}
     obj = []
     for i in range(src.shape[0]):
         a = int(src[i])
         for c in range(N):
+            options.budget.tick(BUILD_CPSAT, 16)
             yi = y[a, c] = m.new_bool_var(f"y{a}_{c}")
             for t in tgt[ptr[i]:ptr[i + 1]]:
                 m.add(yi >= x[int(t)][c] - x[a][c])
@@ -360,19 +373,20 @@ def milp_partition(inp: ModelInput, options: SolveOptions, hint: np.ndarray | No
     M.x = pyo.Var(idx, domain=pyo.Binary)
     E = range(inp.u.shape[0])
     M.y = pyo.Var(E, bounds=(0, 1))
-    M.one = pyo.Constraint(range(n), rule=lambda M, v: sum(
-        M.x[v, p] for p in range(min(v + 1, k))) == 1)
-    M.cap = pyo.Constraint(range(k), rule=lambda M, p: sum(
-        int(inp.sizes[v]) * M.x[v, p] for v in range(p, n)) <= inp.capacity)
+    bud = options.budget
+    M.one = pyo.Constraint(range(n), rule=polled(bud, BUILD_MILP, lambda M, v: sum(
+        M.x[v, p] for p in range(min(v + 1, k))) == 1))
+    M.cap = pyo.Constraint(range(k), rule=polled(bud, BUILD_MILP, lambda M, p: sum(
+        int(inp.sizes[v]) * M.x[v, p] for v in range(p, n)) <= inp.capacity, 8))
 
     def xv(v: int, p: int) -> Any:
         return M.x[v, p] if p <= v else 0
 
     cuts = [(e, p) for e in E for p in range(min(k, max(int(inp.u[e]), int(inp.v[e])) + 1))]
-    M.cut1 = pyo.Constraint(cuts, rule=lambda M, e, p: M.y[e] >= xv(int(inp.u[e]), p)
-                            - xv(int(inp.v[e]), p))
-    M.cut2 = pyo.Constraint(cuts, rule=lambda M, e, p: M.y[e] >= xv(int(inp.v[e]), p)
-                            - xv(int(inp.u[e]), p))
+    M.cut1 = pyo.Constraint(cuts, rule=polled(bud, BUILD_MILP, lambda M, e, p: M.y[e] >= xv(
+        int(inp.u[e]), p) - xv(int(inp.v[e]), p), 256))
+    M.cut2 = pyo.Constraint(cuts, rule=polled(bud, BUILD_MILP, lambda M, e, p: M.y[e] >= xv(
+        int(inp.v[e]), p) - xv(int(inp.u[e]), p), 256))
     M.obj = pyo.Objective(expr=sum(int(inp.w[e]) * M.y[e] for e in E), sense=pyo.minimize)
     warm = False
     if hint is not None:
@@ -389,7 +403,7 @@ def milp_partition(inp: ModelInput, options: SolveOptions, hint: np.ndarray | No
     return out, _pyomo_solution(M, n, k)
 
 
-def _pyomo_mesh(inp: ModelInput, one_per_core: bool, glb: bool) -> Any:
+def _pyomo_mesh(inp: ModelInput, one_per_core: bool, glb: bool, bud: Budget) -> Any:
     """Models (b) (``one_per_core``) and (c) in Pyomo: assignment binaries, coordinates as
     linear expressions, per-axis distance variables."""
     n, R, C, N = inp.n, inp.rows, inp.cols, inp.cores
@@ -398,13 +412,14 @@ def _pyomo_mesh(inp: ModelInput, one_per_core: bool, glb: bool) -> Any:
     E = range(inp.u.shape[0])
     M.dx = pyo.Var(E, bounds=(0, C - 1))
     M.dy = pyo.Var(E, bounds=(0, R - 1))
-    M.one = pyo.Constraint(range(n), rule=lambda M, v: sum(M.x[v, c] for c in range(N)) == 1)
+    M.one = pyo.Constraint(range(n), rule=polled(bud, BUILD_MILP, lambda M, v: sum(
+        M.x[v, c] for c in range(N)) == 1, 8))
     if one_per_core:
-        M.cap = pyo.Constraint(range(N), rule=lambda M, c: sum(M.x[v, c] for v in range(n))
-                               <= 1)
+        M.cap = pyo.Constraint(range(N), rule=polled(bud, BUILD_MILP, lambda M, c: sum(
+            M.x[v, c] for v in range(n)) <= 1, 8))
     else:
-        M.cap = pyo.Constraint(range(N), rule=lambda M, c: sum(
-            int(inp.sizes[v]) * M.x[v, c] for v in range(n)) <= inp.capacity)
+        M.cap = pyo.Constraint(range(N), rule=polled(bud, BUILD_MILP, lambda M, c: sum(
+            int(inp.sizes[v]) * M.x[v, c] for v in range(n)) <= inp.capacity, 8))
 
     def X(v: int) -> Any:
         return sum((c % C) * M.x[v, c] for c in range(N))
@@ -412,10 +427,13 @@ def _pyomo_mesh(inp: ModelInput, one_per_core: bool, glb: bool) -> Any:
     def Y(v: int) -> Any:
         return sum((c // C) * M.x[v, c] for c in range(N))
 
-    M.dx1 = pyo.Constraint(E, rule=lambda M, e: M.dx[e] >= X(int(inp.u[e])) - X(int(inp.v[e])))
-    M.dx2 = pyo.Constraint(E, rule=lambda M, e: M.dx[e] >= X(int(inp.v[e])) - X(int(inp.u[e])))
-    M.dy1 = pyo.Constraint(E, rule=lambda M, e: M.dy[e] >= Y(int(inp.u[e])) - Y(int(inp.v[e])))
-    M.dy2 = pyo.Constraint(E, rule=lambda M, e: M.dy[e] >= Y(int(inp.v[e])) - Y(int(inp.u[e])))
+    def axis(D: Any, Z: Any, a: Any, c: Any) -> Any:
+        return polled(bud, BUILD_MILP, lambda M, e: D[e] >= Z(int(a[e])) - Z(int(c[e])), 8)
+
+    M.dx1 = pyo.Constraint(E, rule=axis(M.dx, X, inp.u, inp.v))
+    M.dx2 = pyo.Constraint(E, rule=axis(M.dx, X, inp.v, inp.u))
+    M.dy1 = pyo.Constraint(E, rule=axis(M.dy, Y, inp.u, inp.v))
+    M.dy2 = pyo.Constraint(E, rule=axis(M.dy, Y, inp.v, inp.u))
     rep = symmetry_representatives(R, C)
     piv = _pivot(inp)
     M.sym = pyo.Constraint(expr=sum(M.x[piv, int(c)] for c in np.flatnonzero(~rep)) == 0) \
@@ -427,11 +445,13 @@ def _pyomo_mesh(inp: ModelInput, one_per_core: bool, glb: bool) -> Any:
         for e in E:
             inc[int(inp.u[e])].append(e)
             inc[int(inp.v[e])].append(e)
-        M.glb = pyo.Constraint([g for g in range(n) if inc[g]], rule=lambda M, g: sum(
-            int(f[int(inp.u[e]), int(inp.v[e])]) * (M.dx[e] + M.dy[e]) for e in inc[g])
-            >= sum(int(lgc[g, c]) * M.x[g, c] for c in range(N)))
+        M.glb = pyo.Constraint([g for g in range(n) if inc[g]], rule=polled(
+            bud, BUILD_MILP, lambda M, g: sum(
+                int(f[int(inp.u[e]), int(inp.v[e])]) * (M.dx[e] + M.dy[e]) for e in inc[g])
+            >= sum(int(lgc[g, c]) * M.x[g, c] for c in range(N)), 4))
     M.obj = pyo.Objective(expr=sum(int(inp.w[e]) * (M.dx[e] + M.dy[e]) for e in E),
                           sense=pyo.minimize)
+    bud.checkpoint(BUILD_MILP)
     return M
 
 
@@ -439,7 +459,7 @@ def milp_mesh(inp: ModelInput, options: SolveOptions, one_per_core: bool,
               hint: np.ndarray | None = None, glb: bool = True
               ) -> tuple[ExactOutcome, np.ndarray | None]:
     """Model (b) or (c) in Pyomo."""
-    M = _pyomo_mesh(inp, one_per_core, glb)
+    M = _pyomo_mesh(inp, one_per_core, glb, options.budget)
     warm = False
     if hint is not None:
         h = _symmetric_image(hint, _pivot(inp), inp.rows, inp.cols)
@@ -470,14 +490,18 @@ def milp_multicast(inp: ModelInput, options: SolveOptions, hint: np.ndarray | No
     S = range(src.shape[0])
     M.y = pyo.Var(S, range(N), bounds=(0, 1))
     M.h = pyo.Var(S, range(N), bounds=(0, big))
-    M.one = pyo.Constraint(range(n), rule=lambda M, v: sum(M.x[v, c] for c in range(N)) == 1)
-    M.cap = pyo.Constraint(range(N), rule=lambda M, c: sum(
-        int(inp.sizes[v]) * M.x[v, c] for v in range(n)) <= inp.capacity)
+    bud = options.budget
+    M.one = pyo.Constraint(range(n), rule=polled(bud, BUILD_MILP, lambda M, v: sum(
+        M.x[v, c] for c in range(N)) == 1, 8))
+    M.cap = pyo.Constraint(range(N), rule=polled(bud, BUILD_MILP, lambda M, c: sum(
+        int(inp.sizes[v]) * M.x[v, c] for v in range(n)) <= inp.capacity, 8))
     pairs = [(i, int(t), c) for i in S for t in tgt[ptr[i]:ptr[i + 1]] for c in range(N)]
-    M.send = pyo.Constraint(pairs, rule=lambda M, i, t, c: M.y[i, c] >= M.x[t, c]
-                            - M.x[int(src[i]), c])
-    M.hop = pyo.Constraint(S, range(N), rule=lambda M, i, c: M.h[i, c] >= sum(
-        int(d[k, c]) * M.x[int(src[i]), k] for k in range(N)) - big * (1 - M.y[i, c]))
+    M.send = pyo.Constraint(pairs, rule=polled(bud, BUILD_MILP, lambda M, i, t, c: M.y[i, c]
+                                               >= M.x[t, c] - M.x[int(src[i]), c], 256))
+    M.hop = pyo.Constraint(S, range(N), rule=polled(bud, BUILD_MILP, lambda M, i, c: M.h[i, c]
+                                                    >= sum(int(d[k, c]) * M.x[int(src[i]), k]
+                                                           for k in range(N))
+                                                    - big * (1 - M.y[i, c]), 8))
     rep = symmetry_representatives(R, C)
     piv = _pivot(inp)
     M.sym = pyo.Constraint(expr=sum(M.x[piv, int(c)] for c in np.flatnonzero(~rep)) == 0) \

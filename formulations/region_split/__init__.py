@@ -52,7 +52,6 @@ from typing import Any
 from chipsched.method import MethodOutput, count_text, method, param
 from chipsched.problems.region_split import (
     ChipletInstance,
-    ChipletSolution,
     chiplet_solution,
     chiplet_stage_table,
     soc_solution,
@@ -91,10 +90,11 @@ def _in_item_order(instance: ChipletInstance, out: MethodOutput) -> MethodOutput
 
 
 def _order_warm(options: SolveOptions) -> SolveOptions:
-    """The item-order models cannot take a warm start cut from another item order."""
-    ws = options.warm_start
-    if isinstance(ws, ChipletSolution) and ws.order:
-        return options.replace(warm_start=None)
+    """The item-order models cannot take a warm start cut from another item order as a
+    hint (the face still reports it when it is better)."""
+    ws = options.warm_solution
+    if ws is not None and ws.order:
+        return options.replace(warm=None)
     return options
 
 
@@ -183,7 +183,7 @@ def bruteforce(instance: Any, options: SolveOptions, params: BruteForceParams
                ) -> MethodOutput:
     """Enumerate the whole space."""
     brute = brute_chiplet if _chiplet(instance) else brute_soc
-    value, sol, count, complete = brute(instance, params.max_candidates, options.deadline)
+    value, sol, count, complete = brute(instance, params.max_candidates, options.budget)
     if not complete:
         return MethodOutput(Status.TIME_LIMIT, sol, objective=None if sol is None else value,
                             stats={"candidates": count}, message=STOPPED)

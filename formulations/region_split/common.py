@@ -8,14 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from chipsched.errors import InputError
 from chipsched.method import MethodOutput
 from chipsched.problems.region_split import (
     ChipletInstance,
     SocInstance,
     SocSolution,
     combine,
-    evaluate,
     soc_solution,
     soc_stage,
     soc_tables,
@@ -59,45 +57,30 @@ def soc_decode(inst: SocInstance, assign: list[int]) -> SocSolution:
     return soc_solution(regions, procs)
 
 
-def soc_start(inst: SocInstance, warm: Any) -> list[int]:
-    """Processor of every layer in the warm start (if a valid SoC solution) or the UB."""
-    if isinstance(warm, SocSolution):
-        try:
-            evaluate(inst, warm)
-            regs, procs = warm.regions, warm.processors
-        except InputError:
-            regs, procs = None, None
-        if regs is not None:
-            return [p for (a, b), p in zip(regs, procs, strict=True) for _ in range(a, b + 1)]
-    _, regs, procs = soc_ub(inst)
+def soc_start(inst: SocInstance, warm: SocSolution | None) -> list[int]:
+    """Processor of every layer in the warm start (checked by the face) or the UB's."""
+    if warm is not None:
+        regs, procs = warm.regions, warm.processors
+    else:
+        _, regs, procs = soc_ub(inst)
     return [p for (a, b), p in zip(regs, procs, strict=True) for _ in range(a, b + 1)]
 
 
 def soc_output(inst: SocInstance, out: Any, start: list[int], assign: list[int] | None,
                bound: float | None, stats: dict[str, Any], model: float | None,
                model_tol: float) -> MethodOutput:
-    """A SoC model's result: the decoded assignment, or — when the solver stopped without
-    one, or on one worse than the start it was handed (a CP-SAT hint need not be kept) —
-    the start (warm start or the UB's split) with the solver's bound."""
-    st = soc_decode(inst, start)
-    st_value = soc_table_value(inst, st.regions, st.processors)
-    if assign is not None:
-        sol = soc_decode(inst, assign)
-        value = soc_table_value(inst, sol.regions, sol.processors)
-        if value <= st_value or out.status is Status.OPTIMAL:
-            return MethodOutput(out.status, sol, objective=value,
-                                bound=None if bound is None else min(bound, value),
-                                stats=stats, model_objective=model, model_tol=model_tol)
-    if out.status is Status.INFEASIBLE:
-        return MethodOutput(out.status, None, bound=bound, stats=stats)
-    why = ("the solver found no solution in time" if assign is None else
-           "the solver ended above its start")
-    status = out.status if assign is not None else Status.TIME_LIMIT
-    return MethodOutput(status, st, objective=st_value,
-                        bound=None if bound is None else min(bound, st_value),
-                        stats={**stats, "returned": "start"},
-                        message=f"{why}; its start (the warm start, else the upper bound's "
-                        "split) is reported with the solver's bound")
+    """A SoC model's result: the decoded assignment (or none), with the start it was
+    handed (warm start, else the upper bound's split) as its own start — the face
+    reports the start when the solver stopped without an assignment or on a worse one
+    (a CP-SAT hint need not be kept)."""
+    start_sol = None if out.status is Status.INFEASIBLE else soc_decode(inst, start)
+    if assign is None:
+        return MethodOutput(out.status, None, bound=bound, stats=stats, incumbent=start_sol)
+    sol = soc_decode(inst, assign)
+    value = soc_table_value(inst, sol.regions, sol.processors)
+    return MethodOutput(out.status, sol, objective=value,
+                        bound=None if bound is None else min(bound, value), stats=stats,
+                        model_objective=model, model_tol=model_tol, incumbent=start_sol)
 
 
 def chiplet_table_value(inst: ChipletInstance, table: np.ndarray,

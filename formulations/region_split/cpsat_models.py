@@ -11,7 +11,6 @@ from ortools.sat.python import cp_model
 from chipsched.method import MethodOutput
 from chipsched.problems.region_split import (
     ChipletInstance,
-    ChipletSolution,
     SocInstance,
     chiplet_solution,
     chiplet_stage_table,
@@ -37,7 +36,7 @@ def cpsat_chiplet(inst: ChipletInstance, options: SolveOptions,
                   table: np.ndarray | None = None) -> MethodOutput:
     """CP-SAT over the pruned options: a path 0 → n through the positions."""
     table = chiplet_stage_table(inst) if table is None else table
-    warm = options.warm_start if isinstance(options.warm_start, ChipletSolution) else None
+    warm = options.warm_solution
     opts = chiplet_options(inst, table, warm)
     n, M = inst.n_items, inst.chiplets
     scale = CPSAT_RESOLUTION / max(float(opts.c.max()), 1e-300)
@@ -106,19 +105,18 @@ def model_value(out: Any, scale: float) -> float | None:
 def pruning_incumbent(inst: ChipletInstance, table: np.ndarray, opts: ChipletOptions,
                       status: Status, bound: float | None, stats: dict[str, Any]
                       ) -> MethodOutput:
-    """When the solver stops without an incumbent, the pruning step's best solution (its
-    upper bound) with the better of the solver's and the pruning's lower bound (a
-    model's bound over floored or scaled costs is still a valid lower bound)."""
+    """When the solver stops without an incumbent: no solution of its own, the better of
+    the solver's and the pruning's lower bound (a model's bound over floored or scaled
+    costs is still a valid lower bound), and the pruning step's best solution (its
+    upper bound) as the method's start, which the face reports."""
     regs, cnts = opts.ub_solution
     lb = opts.lb if bound is None else max(opts.lb, bound)
     st = status if status in (Status.INFEASIBLE, Status.ERROR) else Status.TIME_LIMIT
     if st is not Status.TIME_LIMIT:
         return MethodOutput(st, None, bound=bound, stats=stats)
-    return MethodOutput(st, chiplet_solution(inst, regs, cnts),
-                        objective=chiplet_table_value(inst, table, regs, cnts), bound=lb,
-                        stats={**stats, "incumbent": "pruning upper bound"},
-                        message="the solver found no solution in time; the pruning step's "
-                        "best solution is reported")
+    return MethodOutput(st, None, bound=lb, stats={**stats, "incumbent": "pruning upper "
+                                                   "bound"},
+                        incumbent=chiplet_solution(inst, regs, cnts))
 
 
 def cpsat_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
@@ -193,7 +191,7 @@ def cpsat_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
             Lv = md.new_int_var(0, top * Rmax, "L")
             md.add_multiplication_equality(Lv, [R, Pv])
             md.minimize(Lv)
-    start = soc_start(inst, options.warm_start)
+    start = soc_start(inst, options.warm_solution)
     hints = {x[l][p]: int(start[l] == p) for l in range(L) for p in range(P)}
     out, solver = solve_cpsat(md, options, hints)
     stats = {**out.stats, "layers": L, "processors": P}

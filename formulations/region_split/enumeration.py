@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from chipsched.budget import Budget
 from chipsched.errors import InputError
 from chipsched.problems.region_split import (
     ChipletInstance,
@@ -37,12 +38,12 @@ def _ideal_chains(inst: ChipletInstance, cap: int) -> tuple[np.ndarray, list[lis
 
 
 def brute_chiplet(inst: ChipletInstance, max_candidates: int = 200_000,
-                  deadline: float | None = None
+                  budget: Budget | None = None
                   ) -> tuple[float, ChipletSolution | None, int, bool]:
     """Every chain of ideals ∅ ⊂ I₁ ⊂ … ⊂ all items (every convex partition of the item
     DAG into ≤ limit stages, in dependency order) × every count vector with Σ ≤ M,
     costed with the evaluator's set path (:func:`chiplet_set_parts`). Returns (value,
-    solution, candidates, complete): not complete when stopped at ``deadline`` (the best
+    solution, candidates, complete): not complete when stopped by ``budget`` (the best
     so far, ``None`` if none)."""
     M, Rmax = inst.chiplets, inst.region_limit
     size = chiplet_candidates(inst, max_candidates)
@@ -81,7 +82,7 @@ def brute_chiplet(inst: ChipletInstance, max_candidates: int = 200_000,
         inst.objective, [stage(a, b, m) for a, b, m in zip(cc[0], cc[0][1:], cc[1],
                                                            strict=False)]),
         size=size, max_candidates=max_candidates, what=f"instance {inst.name}",
-        deadline=deadline)
+        budget=budget)
     if res.best is None:
         return res.value, None, res.count, res.complete
     ch, cnts = res.best
@@ -90,7 +91,7 @@ def brute_chiplet(inst: ChipletInstance, max_candidates: int = 200_000,
 
 
 def brute_soc(inst: SocInstance, max_candidates: int = 500_000,
-              deadline: float | None = None) -> tuple[float, SocSolution | None, int, bool]:
+              budget: Budget | None = None) -> tuple[float, SocSolution | None, int, bool]:
     """Every cut of the layers into R ≤ limit sub-models × every increasing choice of R
     chain processors, costed with the evaluator's direct path; returns as
     :func:`brute_chiplet`."""
@@ -114,7 +115,7 @@ def brute_soc(inst: SocInstance, max_candidates: int = 500_000,
         return v if math.isfinite(v) else None
 
     res = enumerate_best(candidates(), value, size=size, max_candidates=max_candidates,
-                         what=f"instance {inst.name}", deadline=deadline)
+                         what=f"instance {inst.name}", budget=budget)
     if res.best is None:
         return res.value, None, res.count, res.complete
     regs, procs = res.best

@@ -8,7 +8,6 @@ import pyomo.environ as pyo
 from chipsched.method import MethodOutput
 from chipsched.problems.region_split import (
     ChipletInstance,
-    ChipletSolution,
     SocInstance,
     chiplet_solution,
     chiplet_stage_table,
@@ -34,7 +33,7 @@ def milp_chiplet(inst: ChipletInstance, options: SolveOptions,
                  table: np.ndarray | None = None) -> MethodOutput:
     """The same path model in Pyomo (HiGHS by default)."""
     table = chiplet_stage_table(inst) if table is None else table
-    warm = options.warm_start if isinstance(options.warm_start, ChipletSolution) else None
+    warm = options.warm_solution
     opts = chiplet_options(inst, table, warm)
     n, M = inst.n_items, inst.chiplets
     S = range(len(opts))
@@ -157,7 +156,7 @@ def milp_soc(inst: SocInstance, options: SolveOptions) -> MethodOutput:
             for r in rs:
                 md.c.add(md.L >= r * md.P - r * top * (1 - md.z[r]))
             md.obj = pyo.Objective(expr=md.L, sense=pyo.minimize)
-    start = soc_start(inst, options.warm_start)
+    start = soc_start(inst, options.warm_solution)
     for l in range(L):
         for p in range(P):
             md.x[l, p].value = int(start[l] == p)

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from chipsched.budget import Budget
 from chipsched.method import MethodOutput, method, param
 from chipsched.neurongraph import NeuronGraph
 from chipsched.problems.core_assignment import Instance, Solution
@@ -143,14 +144,6 @@ class Seed004Params(PartitionParams):
                           ge=0)
 
 
-def _remaining(options: SolveOptions, t_start: float) -> float | None:
-    """What is left of the time limit since ``t_start`` (a tabu search's budget: the
-    limit covers the whole method, partition included)."""
-    if options.time_limit is None:
-        return None
-    return max(0.0, options.time_limit - (time.perf_counter() - t_start))
-
-
 def _partition_kw(params: PartitionParams) -> dict[str, Any]:
     return {"tries": params.tries, "merge_fraction": params.merge_fraction,
             "min_reduction": params.min_reduction, "starts": params.starts,
@@ -167,9 +160,10 @@ def _fit(instance: Instance, res: Any) -> Any:
     return type(res)(group, g, instance.graph.cut_weight(group), {**res.stats, **st})
 
 
-def _partition(instance: Instance, seed: int, stages: _Stages, params: PartitionParams):
+def _partition(instance: Instance, seed: int, stages: _Stages, params: PartitionParams,
+               budget: Budget | None = None):
     res = seed004_partition(instance.graph, instance.capacity, seed, progress=stages.note,
-                            **_partition_kw(params))
+                            budget=budget, **_partition_kw(params))
     stages.done("partition")
     return _fit(instance, res)
 
@@ -179,8 +173,9 @@ def seed004_mapping(instance: Instance, seed: int = 0,
                     options: SolveOptions | None = None) -> MethodOutput:
     """Seed 004 end to end (steps 2–8) with the document's numbers."""
     st = _Stages(options, "seed 004")
+    budget = None if options is None else options.budget
     ss = np.random.SeedSequence(seed).generate_state(2)
-    res = _partition(instance, int(ss[0]), st, params)
+    res = _partition(instance, int(ss[0]), st, params, budget)
     q = instance.quotient(res.group, res.n_groups)
     st.note(f"placing {res.n_groups} groups")
     gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]),
@@ -191,11 +186,22 @@ def seed004_mapping(instance: Instance, seed: int = 0,
     if force:
         st.note("force-directed refinement")
         gc, fs = force_directed(q, gc, instance.rows, instance.cols, params.top_fraction,
-                                params.max_iter)
+                                params.max_iter, budget=budget)
         stats.update(fs)
         st.done("force_directed")
     stats["stage_s"] = st.times
-    return map_groups(instance, res.group, gc, res.cut, stats, quotient=q)
+    return _cut_short(map_groups(instance, res.group, gc, res.cut, stats, quotient=q),
+                      budget)
+
+
+def _cut_short(out: MethodOutput, budget: Budget | None) -> MethodOutput:
+    """A mapping whose refinement the budget cut short: status ``time_limit`` (the
+    mapping is valid: a stage the budget skips only leaves a partition or placement
+    unimproved)."""
+    if budget is None or not budget.stop_reason:
+        return out
+    return replace(out, status=Status.TIME_LIMIT, message=f"stopped by the "
+                   f"{budget.stop_reason}: refinement cut short, the mapping so far")
 
 
 @method(D, "seed004", "heuristic", "seed 004 end to end: multilevel partition, "
@@ -275,8 +281,8 @@ def _tabu_applies(instance: Instance, params: Any, warm: bool = False) -> str | 
         params=PlusParams, applies=_tabu_applies)
 def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
                  ) -> MethodOutput:
-    t_start = time.perf_counter()
     st = _Stages(options, "seed 004 plus")
+    budget = options.budget
     # a third state for the packet refinement; the first two are as before it
     ss = np.random.SeedSequence(options.seed).generate_state(3)
     res = plus_partition(instance.graph, instance.capacity, instance.n_cores, int(ss[0]),
@@ -284,30 +290,31 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
                          refine_passes=params.refine_passes, slack=params.slack,
                          progress=st.note, refinement=params.refinement,
                          parts=params.parts, vcycles=params.vcycles,
-                         per_part=params.coarsening == "per-part")
+                         per_part=params.coarsening == "per-part", budget=budget)
     st.done("partition")
     res = _fit(instance, res)
     packets = params.partition_objective == "packets" or (
         params.partition_objective == "auto" and instance.multicast)
-    if packets:
+    if packets and not budget.exhausted():
         st.note("multicast packet refinement")
         res = _packet_refined(instance, res, int(ss[2]), params.packet_passes)
         st.done("packet_refinement")
     q = instance.quotient(res.group, res.n_groups)
     if params.place == "force":
         gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]))
-        gc, pst = force_directed(q, gc, instance.rows, instance.cols)
+        gc, pst = force_directed(q, gc, instance.rows, instance.cols, budget=budget)
     elif params.place == "tabu":
         start = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]))
         gc, pst = place_tabu(q, instance.rows, instance.cols, start, int(ss[1]),
-                             params.tabu_iterations, _remaining(options, t_start),
-                             variant=params.tabu_variant)
+                             params.tabu_iterations, budget, variant=params.tabu_variant)
     else:
         gc, pst = plus_placement(q, instance.rows, instance.cols, int(ss[1]),
-                                 max_iter=params.max_iter, top_fraction=params.top_fraction)
+                                 max_iter=params.max_iter, top_fraction=params.top_fraction,
+                                 budget=budget)
     st.done("placement")
-    return map_groups(instance, res.group, gc, res.cut,
-                      {**res.stats, **pst, "stage_s": st.times}, quotient=q)
+    return _cut_short(map_groups(instance, res.group, gc, res.cut,
+                                 {**res.stats, **pst, "stage_s": st.times}, quotient=q),
+                      budget)
 
 
 def _packet_refined(instance: Instance, res: Any, seed: int, passes: int) -> Any:
@@ -331,34 +338,38 @@ class KLParams(PartitionParams):
         "steps 3 and 6 (small graphs: pure Python)", source="networkx "
         "kernighan_lin_bisection; seed 004", randomized=True, params=KLParams)
 def seed004_kl(instance: Instance, options: SolveOptions, params: KLParams) -> MethodOutput:
-    bis = kl_bisector(params.max_iter)
+    budget = options.budget
+    bis = kl_bisector(params.max_iter, budget)
     ss = np.random.SeedSequence(options.seed).generate_state(2)
     res = _fit(instance, seed004_partition(instance.graph, instance.capacity, int(ss[0]),
-                                           bisector=bis, **_partition_kw(params)))
+                                           bisector=bis, budget=budget,
+                                           **_partition_kw(params)))
     q = instance.quotient(res.group, res.n_groups)
     gc = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]), bisector=bis)
-    gc, fs = force_directed(q, gc, instance.rows, instance.cols)
-    return map_groups(instance, res.group, gc, res.cut, {**res.stats, **fs}, quotient=q)
+    gc, fs = force_directed(q, gc, instance.rows, instance.cols, budget=budget)
+    return _cut_short(map_groups(instance, res.group, gc, res.cut, {**res.stats, **fs},
+                                 quotient=q), budget)
 
 
-def _placed_on_seed004(instance: Instance, seed: int,
+def _placed_on_seed004(instance: Instance, options: SolveOptions,
                        place: Callable[[Any, np.ndarray | None], np.ndarray],
                        params: PartitionParams) -> MethodOutput:
-    ss = np.random.SeedSequence(seed).generate_state(2)
+    ss = np.random.SeedSequence(options.seed).generate_state(2)
     st = _Stages(None, "")
-    res = _partition(instance, int(ss[0]), st, params)
+    res = _partition(instance, int(ss[0]), st, params, options.budget)
     q = instance.quotient(res.group, res.n_groups)
     gc = place(q, int(ss[1]))
     st.done("placement")
-    return map_groups(instance, res.group, gc, res.cut, {**res.stats, "stage_s": st.times},
-                      quotient=q)
+    return _cut_short(map_groups(instance, res.group, gc, res.cut,
+                                 {**res.stats, "stage_s": st.times}, quotient=q),
+                      options.budget)
 
 
 @method(D, "rowmajor", "baseline", "seed-004 partition, groups on cores in row-major order",
         source="baseline", randomized=True, params=PartitionParams)
 def rowmajor(instance: Instance, options: SolveOptions, params: PartitionParams
              ) -> MethodOutput:
-    return _placed_on_seed004(instance, options.seed, lambda q, s: place_row_major(
+    return _placed_on_seed004(instance, options, lambda q, s: place_row_major(
         q.n, instance.rows, instance.cols), params)
 
 
@@ -366,7 +377,7 @@ def rowmajor(instance: Instance, options: SolveOptions, params: PartitionParams
         source="baseline", randomized=True, params=PartitionParams)
 def random_placement(instance: Instance, options: SolveOptions, params: PartitionParams
                      ) -> MethodOutput:
-    return _placed_on_seed004(instance, options.seed, lambda q, s: place_random(
+    return _placed_on_seed004(instance, options, lambda q, s: place_random(
         q.n, instance.rows, instance.cols, s), params)
 
 
@@ -380,10 +391,9 @@ class FaqParams(PartitionParams):
         "(FAQ; restarts within the time limit)", source="scipy.optimize.quadratic_assignment, "
         "Vogelstein et al. 2015", randomized=True, params=FaqParams)
 def faq(instance: Instance, options: SolveOptions, params: FaqParams) -> MethodOutput:
-    t_start = time.perf_counter()
-    return _placed_on_seed004(instance, options.seed, lambda q, s: place_scipy_qap(
+    return _placed_on_seed004(instance, options, lambda q, s: place_scipy_qap(
         q, instance.rows, instance.cols, "faq", s, restarts=params.restarts,
-        time_limit=_remaining(options, t_start)), params)
+        budget=options.budget), params)
 
 
 @method(D, "2opt", "peer", "seed-004 partition, groups placed by scipy quadratic_assignment "
@@ -391,7 +401,7 @@ def faq(instance: Instance, options: SolveOptions, params: FaqParams) -> MethodO
         params=PartitionParams)
 def two_opt(instance: Instance, options: SolveOptions, params: PartitionParams
             ) -> MethodOutput:
-    return _placed_on_seed004(instance, options.seed, lambda q, s: place_scipy_qap(
+    return _placed_on_seed004(instance, options, lambda q, s: place_scipy_qap(
         q, instance.rows, instance.cols, "2opt", s), params)
 
 
@@ -408,30 +418,29 @@ class TabuParams(PartitionParams):
         randomized=True, params=TabuParams, applies=_tabu_applies)
 def tabu(instance: Instance, options: SolveOptions, params: TabuParams) -> MethodOutput:
     """Ro-TS placement (:func:`.tabusearch.place_tabu`) of seed 004's groups, started from its
-    recursive-bisection placement; honours ``options.time_limit``."""
-    t_start = time.perf_counter()
+    recursive-bisection placement, until its iterations are done or the run's budget is
+    over."""
     ss = np.random.SeedSequence(options.seed).generate_state(2)
     st = _Stages(options, "tabu")
-    res = _partition(instance, int(ss[0]), st, params)
+    res = _partition(instance, int(ss[0]), st, params, options.budget)
     q = instance.quotient(res.group, res.n_groups)
     start = place_recursive_bisection(q, instance.rows, instance.cols, int(ss[1]),
                                       params.starts)
     st.done("bisection_placement")
     st.note(f"tabu search over {instance.n_cores} cores")
     gc, tst = place_tabu(q, instance.rows, instance.cols, start, int(ss[1]),
-                         params.iterations, _remaining(options, t_start),
-                         variant=params.variant)
+                         params.iterations, options.budget, variant=params.variant)
     st.done("tabu")
-    return map_groups(instance, res.group, gc, res.cut,
-                      {**res.stats, **tst, "stage_s": st.times}, quotient=q)
+    return _cut_short(map_groups(instance, res.group, gc, res.cut,
+                                 {**res.stats, **tst, "stage_s": st.times}, quotient=q),
+                      options.budget)
 
 
 def _peer(instance: Instance, options: SolveOptions, part_fn: Callable[..., Any],
           parts: int | None, placement: str, **kw: Any) -> MethodOutput:
-    t_start = time.perf_counter()
     k = parts or default_parts(instance.graph.total_size, instance.capacity, instance.n_cores)
     part, stats = part_fn(instance.graph, k, instance.capacity, instance.n_cores,
-                          options.seed, **kw)
+                          options.seed, budget=options.budget, **kw)
     group, g = pack_groups(part)
     check_fits(g, instance.rows, instance.cols)
     q = instance.quotient(group, g)
@@ -440,19 +449,21 @@ def _peer(instance: Instance, options: SolveOptions, part_fn: Callable[..., Any]
     else:
         gc = place_recursive_bisection(q, instance.rows, instance.cols, options.seed)
         if placement == "seed004":
-            gc, fs = force_directed(q, gc, instance.rows, instance.cols)
+            gc, fs = force_directed(q, gc, instance.rows, instance.cols,
+                                    budget=options.budget)
             stats.update(fs)
         elif placement == "tabu":
             gc, ts = place_tabu(q, instance.rows, instance.cols, gc, options.seed,
-                                time_limit=_remaining(options, t_start))
+                                budget=options.budget)
             stats.update(ts)
         elif placement != "rb":
             from chipsched.errors import InputError
 
             raise InputError("placement", f"unknown placement {placement!r}",
                              "use seed004, rb, tabu or rowmajor")
-    return map_groups(instance, group, gc, instance.graph.cut_weight(group),
-                      {**stats, "parts_requested": k}, quotient=q)
+    return _cut_short(map_groups(instance, group, gc, instance.graph.cut_weight(group),
+                                 {**stats, "parts_requested": k}, quotient=q),
+                      options.budget)
 
 
 PEER_PLACEMENTS = ("seed004", "rb", "tabu", "rowmajor")
@@ -492,3 +503,43 @@ def metis(instance: Instance, options: SolveOptions, params: MetisParams) -> Met
 def kahip(instance: Instance, options: SolveOptions, params: KahipParams) -> MethodOutput:
     return _peer(instance, options, kahip_partition, params.parts, params.placement,
                  mode=params.mode)
+
+
+def warm_up_kernels() -> None:
+    """Compile (or load from numba's cache) every kernel the core_assignment heuristics
+    run, by running each of their paths once on tiny instances with the types real runs
+    use: seed 004 and its improved variant (k-way FM, greedy refinement, V-cycles,
+    multicast packets), dense and sparse tabu search, force-directed swaps of both
+    costs, the peers' capacity repair and the quotient and traffic kernels. The face
+    calls it before a run's clock starts (``chipsched.jit``); a test checks that no run
+    compiles anything after it."""
+    from chipsched.hardware import Hardware
+    from chipsched.neurongraph.generators import layered_random, stencil
+    from chipsched.problems.core_assignment import make_instance
+
+    from .tabusearch import sparse_tabu
+
+    chip = Hardware.from_dict({"name": "warm-up", "mesh": {"rows": 3, "cols": 3},
+                               "core_capacity": 24,
+                               "noc": {"link_bandwidth_gb_s": 8.0, "hop_latency_cycles": 1.0,
+                                       "hop_energy_pj_per_bit": 0.7}})
+    graphs = [layered_random(3, 40, 4, seed=1, name="warm-up"),
+              stencil(10, 10, name="warm-up-stencil")]
+    for g in graphs:
+        for objective in ("traffic", "multicast"):
+            inst = make_instance(g, chip, objective=objective)
+            options = SolveOptions()
+            seed004(inst, options, Seed004Params())
+            seed004_kl(inst, options, KLParams(max_iter=1))
+            for p in (PlusParams(), PlusParams(refinement="greedy", parts="per-split",
+                                               coarsening="capacity"),
+                      PlusParams(place="tabu", tabu_variant="dense"),
+                      PlusParams(place="force")):
+                seed004_plus(inst, options, p)
+            tabu(inst, options, TabuParams(iterations=50))
+            metis(inst, options, MetisParams(placement="tabu"))
+            kahip(inst, options, KahipParams(mode="fast", placement="rb"))
+            res = plus_partition(inst.graph, inst.capacity, inst.n_cores)
+            q = inst.quotient(res.group, res.n_groups)
+            start = place_recursive_bisection(q, inst.rows, inst.cols)
+            sparse_tabu(q, inst.rows, inst.cols, start, iterations=50)

@@ -50,6 +50,7 @@ import math
 import numba as nb
 import numpy as np
 
+from chipsched.budget import Budget
 from chipsched.neurongraph import NeuronGraph
 
 from .kway import balance, kway_fm
@@ -465,7 +466,7 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
                    refine_passes: int = REFINE_PASSES, slack: float = 1 - FILL,
                    progress: object = None, refinement: str = "kway-fm",
                    parts: str = PARTS, vcycles: int = VCYCLES, per_part: bool = True,
-                   reorder: bool = True) -> PartitionResult:
+                   reorder: bool = True, budget: Budget | None = None) -> PartitionResult:
     """Steps 2–5 of the improved variant (module docstring). ``refinement``:
     ``"kway-fm"`` (k-way FM with balancing on every level, :func:`kway_uncoarsen`) or
     ``"greedy"`` (the document's greedy pass, repeated, as before issue 11). ``parts``:
@@ -477,7 +478,8 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
     partition fits the capacity): coarsen again inside the parts, refine every level
     (Walshaw 2004; Sanders & Schulz, ESA 2011); the cut never grows. ``per_part``:
     METIS's coarsening limits (else capacity/4). ``reorder``: renumber large non-local
-    graphs first (:func:`locality_order`)."""
+    graphs first (:func:`locality_order`). Once ``budget`` is over, the levels left are
+    balanced and projected without FM passes and no further V-cycle starts."""
     if parts not in PART_RULES:
         raise ValueError(f"parts must be one of {', '.join(PART_RULES)}, got {parts!r}")
     if graph.n == 0:
@@ -490,7 +492,8 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
         res = plus_partition(local, capacity, cores, seed, coarsen_to=coarsen_to,
                              fm_passes=fm_passes, refine_passes=refine_passes, slack=slack,
                              progress=progress, refinement=refinement, parts=parts,
-                             vcycles=vcycles, per_part=per_part, reorder=False)
+                             vcycles=vcycles, per_part=per_part, reorder=False,
+                             budget=budget)
         del local
         group = np.empty_like(res.group)
         group[order] = res.group
@@ -520,12 +523,12 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
     vgain = 0
     if refinement == "greedy":
         fine, delta, moves = uncoarsen(hier, part, nparts, capacity, int(ss[2]),
-                                       refine_passes, refine_finest=True)
+                                       refine_passes, refine_finest=True, budget=budget)
         balanced = 0
         levels, coarsest_n = len(hier.cmaps), hier.coarsest.n
     else:
         fine, delta, moves, balanced = kway_uncoarsen(hier, part, nparts, capacity,
-                                                      refine_passes, progress)
+                                                      refine_passes, progress, budget)
         levels, coarsest_n = len(hier.cmaps), hier.coarsest.n
         del hier  # a V-cycle builds its own hierarchy: the first one's memory goes first
         vrng = np.random.default_rng(int(ss[3]))
@@ -533,10 +536,13 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
         # a partition that does not pack would be re-balanced on every level of the
         # V-cycle (moves that cost cut): V-cycles only refine partitions that fit
         for i in range(vcycles if packed else 0):
+            if budget is not None and budget.exhausted():
+                break
             vh, coarse = _coarsen(graph, limit, vrng, ct, part=fine)
             if callable(progress):
                 progress(f"V-cycle {i + 1}: {vh.coarsest.n:,} vertices")
-            fine, d, _, _ = kway_uncoarsen(vh, coarse, nparts, capacity, refine_passes)
+            fine, d, _, _ = kway_uncoarsen(vh, coarse, nparts, capacity, refine_passes,
+                                           budget=budget)
             vgain -= d
             if d == 0:
                 break
@@ -557,12 +563,14 @@ def plus_partition(graph: NeuronGraph, capacity: int, cores: int, seed: int = 0,
 
 
 def kway_uncoarsen(hier: Hierarchy, coarse_part: np.ndarray, nparts: int, capacity: int,
-                   passes: int = REFINE_PASSES, progress: object = None
-                   ) -> tuple[np.ndarray, int, list[int], int]:
+                   passes: int = REFINE_PASSES, progress: object = None,
+                   budget: Budget | None = None) -> tuple[np.ndarray, int, list[int], int]:
     """Step 3 with k-way FM (:mod:`.kway`): on every level from the coarsest to the
     original graph, first the parts above the capacity are balanced by the cheapest
-    moves, then k-way FM passes. Returns (parts of the original vertices, change of
-    the cut, FM moves per level from the coarsest, balancing moves)."""
+    moves, then k-way FM passes (skipped once ``budget`` is over: balancing keeps the
+    partition within the capacity, FM only improves it). Returns (parts of the original
+    vertices, change of the cut, FM moves per level from the coarsest, balancing
+    moves)."""
     part = np.array(coarse_part, dtype=np.int64)
     delta = balanced = 0
     moves = []
@@ -574,8 +582,11 @@ def kway_uncoarsen(hier: Hierarchy, coarse_part: np.ndarray, nparts: int, capaci
         d, mv, _ = balance(g, part, nparts, capacity)
         delta += d
         balanced += mv
-        d, mv = kway_fm(g, part, nparts, capacity, passes, cut=cut + delta)
-        delta += d
+        if budget is not None and budget.exhausted():
+            mv = 0
+        else:
+            d, mv = kway_fm(g, part, nparts, capacity, passes, cut=cut + delta)
+            delta += d
         moves.append(mv)
         if callable(progress):
             progress(f"refine level {lvl}: {g.n:,} vertices, {mv:,} moves")
@@ -585,10 +596,11 @@ def kway_uncoarsen(hier: Hierarchy, coarse_part: np.ndarray, nparts: int, capaci
 
 
 def plus_placement(q: NeuronGraph, rows: int, cols: int, seed: int = 0,
-                   max_iter: int = 200, top_fraction: float = 1.0
-                   ) -> tuple[np.ndarray, dict]:
+                   max_iter: int = 200, top_fraction: float = 1.0,
+                   budget: Budget | None = None) -> tuple[np.ndarray, dict]:
     """Recursive-bisection placement, then traffic-exact swaps over all groups (module
-    docstring, step 4)."""
+    docstring, step 4), until ``budget`` is over."""
     gc = place_recursive_bisection(q, rows, cols, seed, STARTS)
-    gc, st = force_directed(q, gc, rows, cols, top_fraction, max_iter, cost="traffic")
+    gc, st = force_directed(q, gc, rows, cols, top_fraction, max_iter, cost="traffic",
+                            budget=budget)
     return gc, st

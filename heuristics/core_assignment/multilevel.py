@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
+from chipsched.budget import Budget
 from chipsched.errors import InputError
 from chipsched.neurongraph import NeuronGraph
 
@@ -551,23 +552,26 @@ def refine(graph: NeuronGraph, part: np.ndarray, nparts: int, capacity: int,
 
 
 def uncoarsen(hier: Hierarchy, coarse_part: np.ndarray, nparts: int, capacity: int,
-              seed: int = 0, passes: int = 1, refine_finest: bool = False
-              ) -> tuple[np.ndarray, int, list[int]]:
+              seed: int = 0, passes: int = 1, refine_finest: bool = False,
+              budget: Budget | None = None) -> tuple[np.ndarray, int, list[int]]:
     """Seed 004 step 4 (§ 78–81): undo the levels one at a time, refining before each
     projection ("在每次反向应用之前使用优化算法"). The document refines before every
     projection, so the original graph itself is not refined (``refine_finest=True``
-    adds that pass — the improved variant). Returns (parts of the original vertices,
-    total change of the cut, moves per level from the coarsest)."""
+    adds that pass — the improved variant). Once ``budget`` is over the remaining levels
+    are projected without refinement (the partition stays valid: projection keeps the
+    loads). Returns (parts of the original vertices, total change of the cut, moves per
+    level from the coarsest)."""
     rng = np.random.default_rng(seed)
     part = np.array(coarse_part, dtype=np.int64)
     delta = 0
     moves = []
     for lvl in range(len(hier.graphs) - 1, 0, -1):
-        d, mv = refine(hier.graphs[lvl], part, nparts, capacity, rng, passes)
-        delta += d
-        moves.append(mv)
+        if budget is None or not budget.exhausted():
+            d, mv = refine(hier.graphs[lvl], part, nparts, capacity, rng, passes)
+            delta += d
+            moves.append(mv)
         part = hier.project(part, lvl)
-    if refine_finest:
+    if refine_finest and (budget is None or not budget.exhausted()):
         d, mv = refine(hier.graphs[0], part, nparts, capacity, rng, passes)
         delta += d
         moves.append(mv)
@@ -599,10 +603,11 @@ class PartitionResult:
 def seed004_partition(graph: NeuronGraph, capacity: int, seed: int = 0, tries: int = TRIES,
                       merge_fraction: float = MERGE_FRACTION,
                       min_reduction: float = MIN_REDUCTION, starts: int = STARTS,
-                      passes: int = 1, bisector: object = None, progress: object = None
-                      ) -> PartitionResult:
+                      passes: int = 1, bisector: object = None, progress: object = None,
+                      budget: Budget | None = None) -> PartitionResult:
     """Seed 004 steps 2–5 with the document's defaults: coarsen, recursive greedy
-    bisection of the coarsest graph, uncoarsen with refinement, pack into groups."""
+    bisection of the coarsest graph, uncoarsen with refinement (skipped on the levels
+    left once ``budget`` is over), pack into groups."""
     if graph.n == 0:
         return PartitionResult(np.zeros(0, np.int64), 0, 0, {})
     ss = np.random.SeedSequence(seed).generate_state(3)
@@ -612,7 +617,8 @@ def seed004_partition(graph: NeuronGraph, capacity: int, seed: int = 0, tries: i
     nparts = int(part.max()) + 1
     if callable(progress):
         progress(f"initial partition: {nparts} parts")
-    fine, delta, moves = uncoarsen(hier, part, nparts, capacity, int(ss[2]), passes)
+    fine, delta, moves = uncoarsen(hier, part, nparts, capacity, int(ss[2]), passes,
+                                   budget=budget)
     group, g = pack_groups(fine)
     return PartitionResult(group, g, int(cut + delta), {
         "levels": len(hier.cmaps), "coarsest_vertices": hier.coarsest.n,

@@ -17,6 +17,7 @@ from typing import Any
 import numba as nb
 import numpy as np
 
+from chipsched.budget import Budget, BudgetExhausted
 from chipsched.errors import InputError
 from chipsched.neurongraph import NeuronGraph
 
@@ -144,10 +145,11 @@ def _check_parts(parts: int, graph: NeuronGraph, capacity: int, cores: int) -> i
 
 
 def metis_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int, seed: int = 0,
-                    recursive: bool = False, ncuts: int = 1, niter: int = 10
-                    ) -> tuple[np.ndarray, dict[str, Any]]:
+                    recursive: bool = False, ncuts: int = 1, niter: int = 10,
+                    budget: Budget | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """METIS k-way (or recursive bisection) partition with the capacity as the balance
-    bound, repaired if METIS overshoots it."""
+    bound, repaired if METIS overshoots it; under ``budget`` as for
+    :func:`kahip_partition`."""
     import pymetis
 
     parts = _check_parts(parts, graph, capacity, cores)
@@ -159,11 +161,15 @@ def metis_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int, s
     opts = pymetis.Options(ufactor=int(ufactor), seed=int(seed), ncuts=int(ncuts),
                            niter=int(niter))
     adj = pymetis.CSRAdjacency(graph.indptr.astype(idx), graph.indices.astype(idx))
-    res = pymetis.part_graph(parts, adjacency=adj, vweights=graph.sizes.astype(idx),
-                             eweights=graph.weights.astype(idx), recursive=recursive,
-                             options=opts)
-    part = np.asarray(res.vertex_part, dtype=np.int64)
-    stats = {"ufactor": ufactor, "metis_cut": int(res.edge_cuts)}
+
+    def run() -> tuple[int, np.ndarray]:
+        res = pymetis.part_graph(parts, adjacency=adj, vweights=graph.sizes.astype(idx),
+                                 eweights=graph.weights.astype(idx), recursive=recursive,
+                                 options=opts)
+        return int(res.edge_cuts), np.asarray(res.vertex_part, dtype=np.int64)
+
+    cuts, part = run() if budget is None else budget.call("running METIS", run)
+    stats = {"ufactor": ufactor, "metis_cut": cuts}
     stats.update(repair_capacity(graph, part, capacity, cores))
     return part, stats
 
@@ -173,9 +179,11 @@ KAHIP_MODES = {"fast": 0, "eco": 1, "strong": 2, "fastsocial": 3, "ecosocial": 4
 
 
 def kahip_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int, seed: int = 0,
-                    mode: str = "eco") -> tuple[np.ndarray, dict[str, Any]]:
+                    mode: str = "eco", budget: Budget | None = None
+                    ) -> tuple[np.ndarray, dict[str, Any]]:
     """KaHIP ``kaffpa`` partition with ε chosen so that the largest block is the capacity,
-    repaired if needed."""
+    repaired if needed; kaffpa cannot poll ``budget``, so it runs under
+    :meth:`~chipsched.budget.Budget.call` (killed when the budget is over)."""
     import kahip
 
     parts = _check_parts(parts, graph, capacity, cores)
@@ -188,36 +196,55 @@ def kahip_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int, s
     # KaHIP 3.x crashes (segmentation fault) with ε = 0 when no perfectly balanced
     # partition exists; 1 % is the smallest value we give it (repair fixes any excess).
     eps = max(0.01, capacity / math.ceil(T / parts) - 1)
-    cut, blocks = kahip.kaffpa(graph.sizes.astype(np.int32).tolist(),
-                               graph.indptr.astype(np.int32).tolist(),
-                               graph.weights.astype(np.int32).tolist(),
-                               graph.indices.astype(np.int32).tolist(),
-                               parts, eps, True, int(seed) % (2**31 - 1), KAHIP_MODES[mode])
+    args = (graph.sizes.astype(np.int32).tolist(), graph.indptr.astype(np.int32).tolist(),
+            graph.weights.astype(np.int32).tolist(), graph.indices.astype(np.int32).tolist(),
+            parts, eps, True, int(seed) % (2**31 - 1), KAHIP_MODES[mode])
+    cut, blocks = kahip.kaffpa(*args) if budget is None else \
+        budget.call(f"running KaHIP ({mode})", kahip.kaffpa, *args)
     part = np.asarray(blocks, dtype=np.int64)
     stats = {"imbalance": eps, "kahip_cut": int(cut), "mode": mode}
     stats.update(repair_capacity(graph, part, capacity, cores))
     return part, stats
 
 
-def kl_bisector(max_iter: int = 10) -> Any:
+#: Kernighan–Lin calls on subgraphs with more edges than this run under
+#: :meth:`~chipsched.budget.Budget.call` (one on 200 K edges takes ~5 s).
+KL_CHILD_EDGES = 20_000
+
+
+def kl_bisector(max_iter: int = 10, budget: Budget | None = None) -> Any:
     """A bisector for :func:`~.multilevel.recursive_bisection` and the placement: networkx
     ``kernighan_lin_bisection`` on the induced subgraph (equal halves by count, or the
-    placement's target count by starting from a random split of that size)."""
+    placement's target count by starting from a random split of that size). Once
+    ``budget`` is over the KL passes are skipped: the random split of the right size is
+    the bisection (a pure-Python KL call cannot be interrupted)."""
     import networkx as nx
 
     def bisect(graph: NeuronGraph, verts: np.ndarray, rng: np.random.Generator,
                loc: np.ndarray, target: int | None = None) -> tuple[np.ndarray, int]:
         sub = graph.induced(verts)
-        g = sub.to_networkx()
         m = sub.n
         k = m // 2 if target is None else int(target)
         order = rng.permutation(m)
         init = (set(order[:k].tolist()), set(order[k:].tolist()))
-        a, b = nx.algorithms.community.kernighan_lin_bisection(
-            g, partition=init, max_iter=max_iter, weight="weight",
-            seed=int(rng.integers(2**31)))
-        if len(a) != k:  # networkx may return the two sides in either order
-            a = b
+        kl_seed = int(rng.integers(2**31))
+
+        def kl() -> set[int]:
+            a, b = nx.algorithms.community.kernighan_lin_bisection(
+                sub.to_networkx(), partition=init, max_iter=max_iter, weight="weight",
+                seed=kl_seed)
+            return a if len(a) == k else b  # networkx returns the sides in either order
+
+        if budget is None:
+            a = kl()
+        elif budget.exhausted():
+            a = init[0]
+        else:
+            try:  # a large KL call takes seconds: bounded by the budget, in a child
+                a = budget.call("running Kernighan–Lin", kl) if sub.m > KL_CHILD_EDGES \
+                    else kl()
+            except BudgetExhausted:
+                a = init[0]
         mask = np.zeros(m, bool)
         mask[list(a)] = True
         cut = sub.cut_weight(mask.astype(np.int64))

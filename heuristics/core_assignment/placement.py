@@ -17,6 +17,7 @@ from typing import Any
 import numba as nb
 import numpy as np
 
+from chipsched.budget import Budget, BudgetExhausted
 from chipsched.errors import InputError
 from chipsched.neurongraph import NeuronGraph
 
@@ -337,20 +338,36 @@ def _force_directed(qptr, qidx, qw, group_core, rows, cols, top_fraction, max_it
     return swaps, iterations
 
 
+#: force-directed iterations per kernel call between two polls of the budget (an
+#: iteration's state is the placement alone, so the chunks add up to one run)
+FORCE_CHUNK = 8
+
+
 def force_directed(q: NeuronGraph, group_core: np.ndarray, rows: int, cols: int,
                    top_fraction: float = TOP_FRACTION, max_iter: int = MAX_ITER,
-                   cost: str = "force") -> tuple[np.ndarray, dict]:
+                   cost: str = "force", budget: Budget | None = None
+                   ) -> tuple[np.ndarray, dict]:
     """Seed 004 step 7: force-directed swaps (see :func:`_force_directed`); returns the new
     placement and ``{"swaps", "iterations"}``. ``cost="force"`` is the document's swap
     cost (change of the two force magnitudes); ``cost="traffic"`` (improved variant)
-    swaps only when the hop-weighted traffic drops."""
+    swaps only when the hop-weighted traffic drops. Stops early once ``budget`` is over
+    (polled every :data:`FORCE_CHUNK` iterations)."""
     if not 0 < top_fraction <= 1:
         raise InputError("top_fraction", f"must be in (0, 1], got {top_fraction}")
     gc = np.array(group_core, dtype=np.int64)
-    swaps, its = _force_directed(q.indptr, q.indices, q.weights.astype(np.float64), gc,
-                                 rows, cols, float(top_fraction), int(max_iter),
-                                 0 if cost == "force" else 1)
-    return gc, {"swaps": int(swaps), "iterations": int(its)}
+    w = q.weights.astype(np.float64)
+    swaps = its = 0
+    while its < max_iter:
+        if budget is not None and budget.exhausted():
+            break
+        chunk = min(FORCE_CHUNK, int(max_iter) - its)
+        sw, it = _force_directed(q.indptr, q.indices, w, gc, rows, cols,
+                                 float(top_fraction), chunk, 0 if cost == "force" else 1)
+        swaps += int(sw)
+        its += int(it)
+        if it < chunk or sw == 0:  # an iteration without a swap ended it
+            break
+    return gc, {"swaps": swaps, "iterations": its}
 
 
 # ---------------------------------------------------------------------------------------
@@ -376,16 +393,16 @@ def manhattan_matrix(rows: int, cols: int) -> np.ndarray:
 
 def place_scipy_qap(q: NeuronGraph, rows: int, cols: int, method: str = "faq", seed: int = 0,
                     max_cores: int = 2048, restarts: int = 1,
-                    time_limit: float | None = None) -> np.ndarray:
+                    budget: Budget | None = None) -> np.ndarray:
     """scipy ``quadratic_assignment``: ``faq`` (Vogelstein et al. 2015, Frank–Wolfe on
     the doubly-stochastic relaxation, barycenter start) or ``2opt`` (pairwise exchange
     from a random permutation). The G groups are padded with zero-flow dummies to the N
     cores of the mesh; flows = Q's weights, distances = Manhattan. ``restarts`` > 1
     adds runs from random doubly-stochastic starts (FAQ) or random permutations (2-opt)
-    and keeps the best, stopping early at ``time_limit`` seconds (the first run always
-    completes)."""
-    import time
-
+    and keeps the best, stopping early once ``budget`` is over; scipy cannot poll it, so
+    each run goes through :meth:`~chipsched.budget.Budget.call` (a run the budget ends
+    is lost; without any finished run the budget's
+    :class:`~chipsched.budget.BudgetExhausted` ends the method)."""
     from scipy.optimize import quadratic_assignment
 
     G, N = q.n, rows * cols
@@ -399,15 +416,25 @@ def place_scipy_qap(q: NeuronGraph, rows: int, cols: int, method: str = "faq", s
     flow[:G, :G] = q.dense_weights()
     dist = manhattan_matrix(rows, cols).astype(float)
     rng = np.random.default_rng(seed)
-    t0 = time.perf_counter()
     best = None
+
+    def run(opts: dict) -> tuple[Any, np.random.Generator]:
+        # the generator comes back too: in a forked child its draws are the child's
+        return quadratic_assignment(flow, dist, method=method, options=opts), opts["rng"]
+
     for k in range(max(1, restarts)):
-        if k and time_limit is not None and time.perf_counter() - t0 >= time_limit:
+        if k and budget is not None and budget.exhausted():
             break
         opts: dict = {"rng": rng}
         if k and method == "faq":
             opts["P0"] = "randomized"
-        res = quadratic_assignment(flow, dist, method=method, options=opts)
+        try:
+            res, rng = run(opts) if budget is None else \
+                budget.call(f"running scipy's QAP ({method})", run, opts)
+        except BudgetExhausted:
+            if best is None:
+                raise
+            break
         if best is None or res.fun < best.fun:
             best = res
     return np.asarray(best.col_ind[:G], dtype=np.int64)

@@ -21,6 +21,7 @@ import time
 import numba as nb
 import numpy as np
 
+from chipsched.budget import Budget
 from chipsched.errors import InputError
 from chipsched.neurongraph import NeuronGraph
 
@@ -134,16 +135,16 @@ def _rots(F, D, p, delta, tabu, start_it, n_iter, cur, best, best_p, tmin, tmax,
 
 
 def robust_tabu(flow: np.ndarray, dist: np.ndarray, start: np.ndarray, seed: int = 0,
-                iterations: int | None = None, time_limit: float | None = None,
+                iterations: int | None = None, budget: Budget | None = None,
                 tenure: tuple[float, float] = TENURE, aspiration: float = ASPIRATION,
                 chunk: int | None = None, real: int | None = None
                 ) -> tuple[np.ndarray, dict[str, float]]:
     """Ro-TS on the dense QAP ``min Σ flow[i,j]·dist[p_i,p_j]`` (both symmetric, zero
     diagonals, integers) from the permutation ``start``; facilities ``real..N−1`` (if
-    given) are zero-flow dummies. Stops after ``iterations`` (default 1,000·N) or
-    ``time_limit`` seconds, whichever comes first: the clock covers the O(N³) initial
-    deltas, and is checked between chunks of iterations sized to ~10⁷ operations (at
-    least one iteration). Returns the best permutation and stats."""
+    given) are zero-flow dummies. Stops after ``iterations`` (default 1,000·N) or once
+    ``budget`` is over, whichever comes first: the budget is polled between chunks of
+    iterations sized to ~10⁷ operations (at least one iteration). Returns the best
+    permutation and stats (``stopped``: why it ended early, "" when it did not)."""
     t0 = time.perf_counter()
     F = np.ascontiguousarray(flow, dtype=np.int64)
     D = np.ascontiguousarray(dist, dtype=np.int64)
@@ -151,7 +152,8 @@ def robust_tabu(flow: np.ndarray, dist: np.ndarray, start: np.ndarray, seed: int
     real = n if real is None else int(real)
     p = np.ascontiguousarray(start, dtype=np.int64).copy()
     if n < 2 or real < 1:
-        return p, {"tabu_iterations": 0, "tabu_cost_start": 0, "tabu_cost": 0}
+        return p, {"tabu_iterations": 0, "tabu_cost_start": 0, "tabu_cost": 0,
+                   "stopped": ""}
     total = 1000 * n if iterations is None else int(iterations)
     chunk = chunk or max(1, min(total, 10_000_000 // (3 * n * n) + 1))
     tmin = max(1, int(tenure[0] * n))
@@ -167,8 +169,10 @@ def robust_tabu(flow: np.ndarray, dist: np.ndarray, start: np.ndarray, seed: int
     best, best_p = cur, p.copy()
     ss = np.random.SeedSequence(seed)
     done = 0
+    stopped = ""
     while done < total:
-        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+        if budget is not None and budget.exhausted():
+            stopped = budget.stop_reason
             break
         step = min(chunk, total - done)
         seed_k = int(ss.spawn(1)[0].generate_state(1)[0] % (2**31 - 1))
@@ -176,11 +180,12 @@ def robust_tabu(flow: np.ndarray, dist: np.ndarray, start: np.ndarray, seed: int
                           tmax, asp, seed_k, real)
         done += step
     return best_p, {"tabu_iterations": done, "tabu_cost_start": start_cost // 2,
-                    "tabu_cost": int(best) // 2, "tabu_s": time.perf_counter() - t0}
+                    "tabu_cost": int(best) // 2, "tabu_s": time.perf_counter() - t0,
+                    "stopped": stopped}
 
 
 def place_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: int = 0,
-               iterations: int | None = None, time_limit: float | None = None,
+               iterations: int | None = None, budget: Budget | None = None,
                max_cores: int = MAX_CORES, variant: str = "auto"
                ) -> tuple[np.ndarray, dict[str, float]]:
     """Tabu placement of the groups of ``q`` on the ``rows``×``cols`` mesh, started from
@@ -194,7 +199,7 @@ def place_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: in
     if variant not in ("auto", "dense", "sparse"):
         raise InputError("tabu variant", f"unknown {variant!r}", "use auto, dense or sparse")
     if variant == "sparse" or (variant == "auto" and N > DENSE_AUTO_MAX):
-        gc, st = sparse_tabu(q, rows, cols, start, seed, iterations, time_limit)
+        gc, st = sparse_tabu(q, rows, cols, start, seed, iterations, budget)
         return gc, {**st, "traffic_before_tabu": placement_traffic(q, start, cols)}
     if N > max_cores:
         raise InputError("tabu", f"{N} cores is above the dense tabu search's limit "
@@ -206,7 +211,7 @@ def place_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: in
     flow = np.zeros((N, N), dtype=np.int64)
     flow[:G, :G] = q.dense_weights()
     best, st = robust_tabu(flow, manhattan_matrix(rows, cols), perm, seed, iterations,
-                           time_limit, real=G)
+                           budget, real=G)
     gc = best[:G].copy()
     st = {**st, "traffic_before_tabu": placement_traffic(q, start, cols),
           "tabu_variant": "dense"}
@@ -318,7 +323,7 @@ def _undo(loc: np.ndarray, where: np.ndarray, journal: np.ndarray) -> np.ndarray
 
 
 def sparse_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: int = 0,
-                iterations: int | None = None, time_limit: float | None = None,
+                iterations: int | None = None, budget: Budget | None = None,
                 radius: int = 2, tenure: tuple[int, int] = (7, 13),
                 chunk: int | None = None) -> tuple[np.ndarray, dict[str, float]]:
     """Tabu search for the placement on meshes of any size [ours, after Ro-TS]: the
@@ -329,8 +334,8 @@ def sparse_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: i
     best swap with their groups (or move to a free core) — even a worsening one — that
     is not tabu (tabu: either group moved within its tenure, drawn in ``tenure``;
     aspiration: a new best); the best placement is kept (moves since it are undone at
-    the end). Stops after ``iterations`` (default 200·G) or ``time_limit``, checked
-    between chunks. Returns (group → core, stats)."""
+    the end). Stops after ``iterations`` (default 200·G) or once ``budget`` is over,
+    polled between chunks. Returns (group → core, stats)."""
     t0 = time.perf_counter()
     G, N = q.n, rows * cols
     check_fits(G, rows, cols)
@@ -344,7 +349,7 @@ def sparse_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: i
         # ~10⁷ operations per chunk (an iteration rates (2·radius+1)² swaps of two rows
         # of the mean degree): the time limit is checked every ~0.1-0.25 s (measured on
         # 1,600 groups of mean degree 2-20; the box scan costs more than the formula
-        # says on sparse flows), so a limit overshoots by at most that much
+        # says on sparse flows), so a budget overshoots by at most that much
         per_it = (2 * radius + 1) ** 2 * (2 * q.nnz // max(1, G) + 1)
         chunk = int(min(200_000, max(1, 10_000_000 // per_it)))
     tabu_until = np.zeros(G, np.int64)
@@ -358,8 +363,10 @@ def sparse_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: i
     # the best placement itself once the journal back to it would outgrow a chunk (new
     # bests get rare late in a search: the journal must not grow with the iterations)
     saved: np.ndarray | None = None
+    stopped = ""
     while done < total and G > 1:
-        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+        if budget is not None and budget.exhausted():
+            stopped = budget.stop_reason
             break
         step = min(chunk, total - done)
         if jn + step > journal.shape[0]:
@@ -384,4 +391,4 @@ def sparse_tabu(q: NeuronGraph, rows: int, cols: int, start: np.ndarray, seed: i
     assert placement_traffic(q, loc, cols) == best
     return loc, {"tabu_iterations": done, "tabu_cost_start": int(start_cost),
                  "tabu_cost": int(best), "tabu_s": time.perf_counter() - t0,
-                 "tabu_variant": "sparse"}
+                 "tabu_variant": "sparse", "stopped": stopped}

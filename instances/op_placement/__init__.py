@@ -150,10 +150,6 @@ def load_instance(spec: Any, hardware: Hardware, *, objective: str | None = None
     return make_instance(w, hardware, objective=objective, **net_opts)
 
 
-def _slug(s: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", s).strip("_") or "instance"
-
-
 def _fmt(x: float, unit: str) -> str:
     if unit == "s":
         return f"{x * 1e3:.6g} ms"

@@ -4,7 +4,8 @@
   is cut into vertical stripes ``width`` columns wide; ids run left to right across a
   stripe's columns, row by row, bottom-up in even stripes and top-down in odd ones
   (a snake), so that consecutive ids — the tile groups of S-cut children — are
-  compact blocks (SEEDS.md §002 "Physical tiles"; SET-ISCA2023 ``Cluster::get_pos``).
+  compact blocks (seed 002 "Physical tiles", docs/tile_groups.md; SET-ISCA2023
+  ``Cluster::get_pos``).
 * link vectors — the directed links of :class:`chipsched.cost.LinkLoads` flattened in
   the order east, west, south, north, so loads of many flows add as numpy vectors.
 * :func:`all_to_all_loads` — XY-routed link loads of every (producer tile, consumer

@@ -78,7 +78,8 @@ SEGMENT_CACHE_SIZE = 200_000
 def optimal_allocation(npt: Sequence[float], tiles: int) -> tuple[int, ...]:
     """Integer tile counts ``a`` (all ≥ 1, summing to ``tiles``) minimizing
     ``max_i npt_i / a_i`` — SET's allocation of an S cut's tiles to its children in
-    proportion to their normalized processing time (SEEDS.md §002 "Tile allocation").
+    proportion to their normalized processing time (seed 002 "Tile allocation",
+    docs/tile_groups.md).
 
     Greedy: start from one tile each and give every further tile to the child with the
     largest ``npt_i / a_i`` (lowest index on ties). Each step lowers the current
@@ -106,7 +107,7 @@ def pipeline_finish(durations: Sequence[float], deps: Sequence[Sequence[int]],
 
     Child i processes sub-batches 0..sb-1 in order on its own tiles; it starts
     sub-batch k when it has finished k-1 and every child it depends on (within the
-    cut) has finished k (SEEDS.md §002: "a child that depends on another starts at least
+    cut) has finished k (seed 002: "a child that depends on another starts at least
     one sub-batch after it")::
 
         F[i][k] = max(F[i][k-1], max_{p in deps[i]} F[p][k]) + d_i,   F[i][-1] = 0
@@ -435,8 +436,8 @@ class Analyzer:
 
     # -- step 1: NPT, derived dependencies, allocation, the walk ----------------------
     def npt(self, node: Node) -> float:
-        """Normalized processing time (SEEDS.md §002): leaf = the layer's time for one
-        sample on one tile; T cut = sum of the children's; S cut = that sum divided by
+        """Normalized processing time (seed 002, docs/tile_groups.md): leaf = the layer's
+        time for one sample on one tile; T cut = sum of the children's; S cut = that sum divided by
         b/(b+s) with b = sub-batches and s = the cut's pipeline stages − 1 (fill/drain)."""
         v = self._npt.get(node)
         if v is not None:
@@ -457,7 +458,7 @@ class Analyzer:
         """Derived dependencies between the children of a cut — child j depends on an
         earlier child i if a layer of j consumes a layer of i — and pipeline stages:
         stage(j) = 0 without such dependencies, else 1 + max stage of those i
-        (SEEDS.md §002 "dependencies … derived"; SET ``traverse_pass1``)."""
+        (seed 002 "dependencies … derived"; SET ``traverse_pass1``)."""
         v = self._sdeps.get(node)
         if v is not None:
             return v
@@ -523,7 +524,7 @@ class Analyzer:
         Over the NoC or through DRAM — at their lowest common ancestor, a T cut passes
         it on when the consumer's child comes right after the producer's ("consumed
         immediately"); an S cut when the consumer's child is exactly one pipeline stage
-        later; otherwise it waits in DRAM (SEEDS.md §002 "Dataflow"; SET
+        later; otherwise it waits in DRAM (seed 002 "Dataflow"; SET
         ``is_shortcut``). It *waits* on the consumer's tiles [ours] unless the producer is
         the last leaf of its child and the consumer the first leaf of its child, i.e.
         the two run back to back; waiting data is charged to the buffers.

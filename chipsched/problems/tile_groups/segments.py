@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from chipsched.budget import Budget
 from chipsched.cost import divisors
 from chipsched.errors import InputError
 from chipsched.problems.tile_groups.model import Infeasible, Instance
@@ -101,7 +102,7 @@ def _nondominated(points: list[tuple[float, float, Any]]) -> list[tuple[float, f
 
 def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node]],
               max_segment: int | None, max_front: int | None = 64,
-              monotone: Callable[[Node], bool] | None = None, deadline: float | None = None,
+              monotone: Callable[[Node], bool] | None = None, budget: Budget | None = None,
               max_points: int = MAX_DP_POINTS) -> tuple[Node, float, dict[str, Any]]:
     """Best segmentation of the network's layer order into consecutive segments, each
     one of ``options_of(i, j)`` (layers i..j-1, at most ``max_segment`` of them; None:
@@ -114,9 +115,10 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
     ``monotone(node)`` marks options whose infeasibility carries over to longer
     segments (LS segments: a longer T cut never frees a tile's buffer, see
     :func:`is_ls`): once every marked option of a segment ending at j fails, longer
-    segments ending at j get none; the scan stops when no option is left. Past
-    ``deadline`` (``time.perf_counter()``), or with more than ``max_points`` candidate
-    points at one prefix (5 × that over all kept fronts), raises :class:`DPStopped`."""
+    segments ending at j get none; the scan stops when no option is left. With
+    more than ``max_points`` candidate points at one prefix (5 × that over all kept
+    fronts) it raises :class:`DPStopped`; once ``budget`` is over,
+    :class:`~chipsched.budget.BudgetExhausted`."""
     an = instance.analyzer
     obj = instance.objective
     L = len(instance.workload)
@@ -132,10 +134,8 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
         cands: list[tuple[float, float, Any]] = []
         dead = False  # every monotone option failed at a shorter segment ending at j
         for i in range(j - 1, max(0, j - M) - 1, -1):
-            if deadline is not None and time.perf_counter() > deadline:
-                raise DPStopped(j - 1, L, {"segment_evaluations": evals,
-                                           "largest_front": largest,
-                                           "dp_s": time.perf_counter() - t0})
+            if budget is not None:
+                budget.checkpoint(f"running the segment DP (layer {j} of {L})")
             nodes = list(options_of(i, j))
             if monotone is not None:
                 marked = [monotone(n) for n in nodes]
