@@ -55,8 +55,8 @@ from chipsched.problems.tile_groups import (
     cut,
     leaf,
 )
+from chipsched.problems.tile_groups.analyzer import Infeasible
 from chipsched.problems.tile_groups.bound import lower_bound
-from chipsched.problems.tile_groups.model import Infeasible
 from chipsched.problems.tile_groups.segments import (
     DPStopped,
     compositions,

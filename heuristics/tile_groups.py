@@ -44,7 +44,7 @@ from chipsched.problems.tile_groups import (
     normalize,
     replace_at,
 )
-from chipsched.problems.tile_groups.model import Infeasible
+from chipsched.problems.tile_groups.analyzer import Infeasible
 from chipsched.problems.tile_groups.segments import is_ls, pareto_dp, segment_node
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions

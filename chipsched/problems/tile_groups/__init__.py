@@ -1,7 +1,8 @@
 """tile_groups (seed 002, SET): resource allocation trees on tiled accelerators.
 
 The problem layer: the tree (:mod:`.tree` — nodes, text form, structural checks), the
-mesh geometry (:mod:`.geometry`) and the analyzer/evaluator (:mod:`.model`). See
+mesh geometry (:mod:`.geometry`), the instance and solution (:mod:`.instance`), the
+analyzer that costs a tree (:mod:`.analyzer`) and the evaluator (:mod:`.evaluate`). See
 ``docs/tile_groups.md`` for every model choice.
 
     from chipsched.problems.tile_groups import Instance, Solution, evaluate
@@ -16,22 +17,21 @@ from chipsched.errors import InputError
 from chipsched.hardware import Hardware
 from chipsched.objective import Objective
 from chipsched.problem import Problem
-from chipsched.problems.tile_groups.model import (
-    Analysis,
+from chipsched.problems.tile_groups.analyzer import (
     Analyzer,
     Infeasible,
-    Instance,
-    Job,
+    LayerRow,
     SegmentCost,
-    Solution,
     Totals,
-    analyze,
-    as_tree,
-    evaluate,
-    ls_tree,
-    metrics,
     optimal_allocation,
     pipeline_finish,
+)
+from chipsched.problems.tile_groups.evaluate import Analysis, Job, analyze, evaluate, metrics
+from chipsched.problems.tile_groups.instance import (
+    Instance,
+    Solution,
+    as_tree,
+    ls_tree,
 )
 from chipsched.problems.tile_groups.objectives import OBJECTIVES, energy_delay
 from chipsched.problems.tile_groups.tree import (
@@ -58,7 +58,7 @@ from chipsched.workload import Workload
 
 __all__ = [
     "CUT_KINDS", "LEAF", "OBJECTIVES", "PROBLEM", "SCUT", "TCUT", "Analysis", "Analyzer",
-    "Infeasible", "Instance", "Job", "assemble", "default_objective", "energy_delay",
+    "Infeasible", "Instance", "Job", "LayerRow", "assemble", "default_objective", "energy_delay",
     "make_instance",
     "Node", "SegmentCost", "Solution", "Totals", "analyze", "as_tree", "check_structure", "cut",
     "evaluate", "get", "iter_nodes", "leaf", "leaf_paths", "ls_tree", "metrics", "normalize",

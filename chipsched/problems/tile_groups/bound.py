@@ -32,9 +32,12 @@ from typing import Any
 import numpy as np
 
 from chipsched.cost import dram_energy_j, dram_time_s, noc_energy_j
+from chipsched.problems.tile_groups.analyzer import COLUMN
 
-#: columns of ``Analyzer.rows``
-_CS, _UU, _WF, _IF, _OF, _FP, _ME, _BE = range(8)
+#: columns of ``Analyzer.rows`` (named by ``analyzer.LayerRow``)
+_CS, _UU, _WF, _IF, _OF, _FP, _ME, _BE = (COLUMN[f] for f in (
+    "compute_s", "units_used", "weight_fetch_bytes", "ifmap_fetch_bytes", "ofmap_bytes",
+    "footprint_bytes", "mac_energy_j", "buffer_energy_j"))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from typing import Any
 from chipsched.budget import Budget
 from chipsched.cost import divisors
 from chipsched.errors import InputError
-from chipsched.problems.tile_groups.model import Infeasible, Instance
+from chipsched.problems.tile_groups.analyzer import Infeasible
+from chipsched.problems.tile_groups.instance import Instance
 from chipsched.problems.tile_groups.tree import SCUT, TCUT, Node, assemble, cut, leaf
 
 __all__ = ["DPStopped", "compositions", "is_ls", "n_segment_options", "pareto_dp",

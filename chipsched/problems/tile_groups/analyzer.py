@@ -1,4 +1,5 @@
-"""The tile_groups analyzer: a resource allocation tree → tile groups, dataflow, time, energy.
+"""The tile_groups analyzer: a resource allocation tree → tile groups, dataflow, time,
+energy.
 
 Every number comes from ``chipsched.cost`` (the layer table, XY link loads, DRAM and
 NoC formulas); the rules that turn a tree into those numbers are SET's (seed 002)
@@ -25,11 +26,9 @@ root child costs one segment evaluation (the SA's incremental re-evaluation).
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -44,31 +43,47 @@ from chipsched.cost import (
     noc_time_s,
 )
 from chipsched.errors import InputError
-from chipsched.hardware import Hardware
 from chipsched.objective import Objective
 from chipsched.problems.tile_groups import geometry as geo
-from chipsched.problems.tile_groups.objectives import OBJECTIVES
 from chipsched.problems.tile_groups.tree import (
     LEAF,
     SCUT,
     TCUT,
     Node,
-    check_structure,
-    cut,
-    leaf,
-    parse_tree,
     path_str,
     short_text,
-    to_text,
 )
-from chipsched.workload import Workload, check_batch
 
-#: Weight accounting conventions (``Instance.weight_accounting``): charged per segment
-#: run (ours, physical) or once per total batch (SET's).
-WEIGHT_ACCOUNTING = ("per_run", "set")
+if TYPE_CHECKING:
+    from chipsched.problems.tile_groups.instance import Instance
+
+class Infeasible(InputError):
+    """A tree the analyzer cannot run (names the node or layer); an :class:`InputError`."""
+
 
 #: How many segment results an analyzer keeps (a plain dict, cleared when full).
 SEGMENT_CACHE_SIZE = 200_000
+
+
+class LayerRow(NamedTuple):
+    """One layer-table entry as the analyzer reads it — a layer on g units at one
+    sub-batch (``chipsched.cost.LayerTable``'s fields of the same names). The analyzer
+    stacks the table in this column order (``Analyzer.rows``, last axis)."""
+
+    compute_s: float
+    units_used: float
+    weight_fetch_bytes: float
+    ifmap_fetch_bytes: float
+    ofmap_bytes: float
+    footprint_bytes: float
+    mac_energy_j: float
+    buffer_energy_j: float
+    weight_rereads: float
+    input_rereads: float
+
+
+#: column index of each :class:`LayerRow` field in ``Analyzer.rows``
+COLUMN = {name: k for k, name in enumerate(LayerRow._fields)}
 
 
 # ---------------------------------------------------------------------------------------
@@ -202,9 +217,6 @@ def get_layer(node: Node, path: tuple[int, ...]) -> int:
     return node.layer
 
 
-class Infeasible(InputError):
-    """A tree the analyzer cannot run (names the node or layer); an :class:`InputError`."""
-
 
 class _Rejected(NamedTuple):
     """A cached :class:`Infeasible` (its fields only, no traceback)."""
@@ -247,114 +259,6 @@ class _Traffic:
     flows: list[dict[str, Any]] = field(default_factory=list)
 
 
-# ---------------------------------------------------------------------------------------
-# instance and solution
-
-
-@dataclass(frozen=True, eq=False)
-class Instance:
-    """A network on a tiled chip with a total batch and an objective E^n·D^m.
-
-    ``stripe_width`` sets the stripe-based tile ids (default
-    :func:`geometry.default_stripe_width`); ``given`` is a tree read with the
-    instance (a ``.tree`` file) for the ``given`` method. ``weight_accounting``:
-    ``"per_run"`` (default) charges a segment's weights every time the segment runs (a
-    root T cut with k sub-batches reloads them k times); ``"set"`` is SET's convention,
-    weights charged once per total batch whatever the tree (SET's ``calcNoC`` divides a
-    layer's weight traffic by tot_batch/B). The layer table and the analyzer are built
-    on first use and cached on the object.
-    """
-
-    workload: Workload
-    hardware: Hardware
-    batch: int = 1
-    objective: Objective = OBJECTIVES.get("e2d")
-    stripe_width: int | None = None
-    given: Node | None = None
-    name: str = ""
-    weight_accounting: str = "per_run"
-
-    def __post_init__(self) -> None:
-        hw = self.hardware
-        if hw.kind() != "tiled" or hw.unit is None or hw.noc is None or hw.dram is None:
-            raise InputError(f"chip {hw.name!r}", "tile_groups needs a tiled chip with a NoC "
-                             "and DRAM", "use edge-4x4, cloud-12x12 or tiled-RxC")
-        object.__setattr__(self, "batch", check_batch(self.batch))
-        object.__setattr__(self, "objective", OBJECTIVES.parse(self.objective))
-        w = self.stripe_width if self.stripe_width is not None else \
-            geo.default_stripe_width(hw.cols)
-        if not isinstance(w, (int, np.integer)) or not 1 <= w <= hw.cols:
-            raise InputError("stripe_width", f"must be in 1..{hw.cols}, got {w!r}")
-        object.__setattr__(self, "stripe_width", int(w))
-        if self.weight_accounting not in WEIGHT_ACCOUNTING:
-            raise InputError("weight_accounting", f"unknown convention "
-                             f"{self.weight_accounting!r}",
-                             f"use one of {', '.join(WEIGHT_ACCOUNTING)}")
-        if not self.name:
-            tag = "/set-weights" if self.weight_accounting == "set" else ""
-            object.__setattr__(self, "name",
-                               f"{self.workload.name}@{hw.name}/b{self.batch}{tag}")
-        if self.given is not None:
-            check_structure(self.given, self.workload, self.batch)
-
-    @property
-    def n_tiles(self) -> int:
-        return self.hardware.n_units
-
-    @property
-    def layer_names(self) -> tuple[str, ...]:
-        return tuple(ly.name for ly in self.workload.layers)
-
-    @cached_property
-    def analyzer(self) -> Analyzer:
-        return Analyzer(self)
-
-    def tree(self, text: str) -> Node:
-        """Parse a tree in the text form (layer names of this network) and check it."""
-        t = parse_tree(text, self.workload)
-        check_structure(t, self.workload, self.batch)
-        return t
-
-
-@dataclass(frozen=True)
-class Solution:
-    """A resource allocation tree and its text form (the JSON ``solution``)."""
-
-    tree: Node
-    text: str
-
-    @classmethod
-    def of(cls, instance: Instance, tree: Node) -> Solution:
-        return cls(tree, to_text(tree, instance.layer_names))
-
-    @classmethod
-    def parse(cls, instance: Instance, text: str) -> Solution:
-        return cls.of(instance, instance.tree(text))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"tree": self.text}
-
-    @classmethod
-    def from_dict(cls, instance: Instance, data: Any) -> Solution:
-        """Inverse of :meth:`to_dict` (``{"tree": "T(1)[ … ]"}``), checked against the
-        instance's network and batch."""
-        if not isinstance(data, dict) or set(data) != {"tree"} or \
-                not isinstance(data["tree"], str):
-            raise InputError("solution", "a tile_groups solution is {tree: TEXT}",
-                             "e.g. {tree: 'T(1)[ conv1 conv2 ]'}")
-        return cls.parse(instance, data["tree"])
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def ls_tree(n_layers: int, sb: int = 1) -> Node:
-    """All leaves under a root T cut in the network's order (layer-sequential, SA start)."""
-    leaves = [leaf(i) for i in range(n_layers)]
-    if n_layers == 1:
-        return leaves[0] if sb == 1 else cut(TCUT, leaves, sb)
-    return cut(TCUT, leaves, sb)
-
 
 # ---------------------------------------------------------------------------------------
 # the analyzer
@@ -391,10 +295,9 @@ class Analyzer:
         self.table: LayerTable = CostModel(w, hw).layer_table(divisors(self.B), self.G)
         t = self.table
         self.bidx = {b: j for j, b in enumerate(t.batches)}
-        self.rows = np.stack([t.compute_s, t.units_used.astype(float), t.weight_fetch_bytes,
-                              t.ifmap_fetch_bytes, t.ofmap_bytes, t.footprint_bytes,
-                              t.mac_energy_j, t.buffer_energy_j, t.weight_rereads,
-                              t.input_rereads], axis=-1)
+        # (layer, units − 1, sub-batch index, LayerRow column)
+        self.rows = np.stack([np.asarray(getattr(t, f), dtype=float)
+                              for f in LayerRow._fields], axis=-1)
         n = len(w)
         self.preds = [tuple((p, w.edge_elems[(p, c)]) for p in w.preds[c]) for c in range(n)]
         self.succs = w.succs
@@ -415,7 +318,7 @@ class Analyzer:
         self._a2a_cache: dict[tuple[int, int, int, int], tuple[np.ndarray, float, int]] = {}
         self._npt: dict[Node, float] = {}
         self._sdeps: dict[Node, tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]] = {}
-        self._rows: dict[tuple[int, int, int], list[float]] = {}
+        self._rows: dict[tuple[int, int, int], LayerRow] = {}
         self.check_fits()
 
     # -- step 0: the network must fit layer by layer ---------------------------------
@@ -425,8 +328,9 @@ class Analyzer:
         Otherwise no tree can run the network: :class:`InputError` naming the layer."""
         j = self.bidx[1]
         for lay in range(len(self.names)):
-            _, uu, wf, _, _, fp, _, _, wre, _ = self.rows[lay, self.G - 1, j].tolist()
-            act = fp - wf / (uu * wre)
+            r = LayerRow._make(self.rows[lay, self.G - 1, j].tolist())
+            fp = r.footprint_bytes
+            act = fp - r.weight_fetch_bytes / (r.units_used * r.weight_rereads)
             if fp > self.buf and act > self.buf / 2:
                 raise InputError(
                     f"layer {self.names[lay]!r}",
@@ -614,7 +518,8 @@ class Analyzer:
                            detail is not None, wscale)
         pinned, peak, held, byte_hops, hops_max = self._buffers_and_ports(seg, path, tr)
         # time: event simulation of the segment, bounded by DRAM and the busiest link
-        dur: dict[tuple[int, ...], float] = {lf.path: rec[lf.layer][0] for lf in leaves}
+        dur: dict[tuple[int, ...], float] = {lf.path: rec[lf.layer].compute_s
+                                             for lf in leaves}
         fins: dict[tuple[int, ...], np.ndarray] = {}
         compute = self._duration(seg, (), dur, fins)
         dram_bytes = tr.dram_read + tr.dram_write
@@ -634,22 +539,23 @@ class Analyzer:
         return cost
 
     def _leaf_rows(self, leaves: list[_Leaf], path: tuple[int, ...]
-                   ) -> tuple[dict[int, list[float]], dict[int, bool]]:
+                   ) -> tuple[dict[int, LayerRow], dict[int, bool]]:
         """Each leaf's layer-table row (time, units, bytes, energies) and whether its
         working set spills the buffer; :class:`Infeasible` when a spilling layer runs
         more than once per segment run or its activations alone exceed half the buffer
         (cost-model §3, weights streaming)."""
         buf = self.buf
-        rec: dict[int, list[float]] = {}
+        rec: dict[int, LayerRow] = {}
         spills: dict[int, bool] = {}
         rows_cache = self._rows
         for lf in leaves:
             key = (lf.layer, lf.hi - lf.lo - 1, self.bidx[lf.batch])
             row = rows_cache.get(key)
             if row is None:
-                row = rows_cache[key] = self.rows[key].tolist()
+                row = rows_cache[key] = LayerRow._make(self.rows[key].tolist())
             rec[lf.layer] = row
-            fp, w_tile = row[5], row[2] / (row[1] * row[8])
+            fp = row.footprint_bytes
+            w_tile = row.weight_fetch_bytes / (row.units_used * row.weight_rereads)
             sp = fp > buf
             spills[lf.layer] = sp
             if sp:
@@ -696,7 +602,7 @@ class Analyzer:
                 writes[c] = True
         return routes, waiting, writes
 
-    def _traffic(self, leaves: list[_Leaf], at: dict[int, _Leaf], rec: dict[int, list[float]],
+    def _traffic(self, leaves: list[_Leaf], at: dict[int, _Leaf], rec: dict[int, LayerRow],
                  spills: dict[int, bool], routes: dict[int, list[tuple[int, int, bool]]],
                  waiting: dict[int, int], writes: dict[int, bool], with_flows: bool,
                  wscale: float = 1.0
@@ -737,7 +643,7 @@ class Analyzer:
                     if not d:
                         continue
                     src = at[p]
-                    vec, unit_hops, mh = self._a2a(src.lo, int(rec[p][1]), lf.lo, uu)
+                    vec, unit_hops, mh = self._a2a(src.lo, int(rec[p].units_used), lf.lo, uu)
                     nbytes = iff * (e / total_src) * runs
                     tr.link += nbytes * vec
                     if mh > tr.hops_max:
@@ -885,181 +791,3 @@ class Analyzer:
             return None
 
 
-# ---------------------------------------------------------------------------------------
-# evaluate, schedule, metrics
-
-
-def as_tree(instance: Instance, solution: Solution | Node | str) -> Node:
-    """The tree of a :class:`Solution`, a :class:`Node` or a text form, checked."""
-    if isinstance(solution, Solution):
-        tree = solution.tree
-    elif isinstance(solution, Node):
-        tree = solution
-    elif isinstance(solution, str):
-        tree = parse_tree(solution, instance.workload)
-    else:
-        raise InputError("solution", f"expected a tile_groups Solution, got "
-                         f"{type(solution).__name__}")
-    check_structure(tree, instance.workload, instance.batch)
-    return tree
-
-
-@dataclass(frozen=True)
-class Job:
-    """One leaf run in the S-T graph: layer × samples on stripe ids [lo, lo+used)."""
-
-    layer: int
-    samples: tuple[int, int]  # [first, last) sample index
-    lo: int
-    hi: int
-    used: int
-    start: float
-    end: float
-    segment: int
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """Everything a tree resolves to (built by :func:`analyze`)."""
-
-    tree: Node
-    totals: Totals
-    objective: float
-    jobs: tuple[Job, ...]
-    layers: tuple[dict[str, Any], ...]
-    flows: tuple[dict[str, Any], ...]
-    link: np.ndarray = field(repr=False)
-    tile_busy: np.ndarray = field(repr=False)
-
-
-def _expand(an: Analyzer, node: Node, path: tuple[int, ...], t0: float, s0: int, batch: int,
-            scale: float, det: dict[str, Any], leaf_at: dict[tuple[int, ...], _Leaf],
-            seg_index: int, out: list[Job]) -> None:
-    """Leaf runs of one run of ``node`` starting at ``t0`` on samples [s0, s0+batch)."""
-    if node.kind == LEAF:
-        lf = leaf_at[path]
-        d = det["durations"][path] * scale
-        out.append(Job(lf.layer, (s0, s0 + batch), lf.lo, lf.hi, int(det["rec"][lf.layer][1]),
-                       t0, t0 + d, seg_index))
-        return
-    cb = batch // node.sb
-    if node.kind == TCUT:
-        t = t0
-        durs = [_run_time(an, c, path + (i,), det) * scale for i, c in enumerate(node.children)]
-        for k in range(node.sb):
-            for i, c in enumerate(node.children):
-                _expand(an, c, path + (i,), t, s0 + k * cb, cb, scale, det, leaf_at, seg_index,
-                        out)
-                t += durs[i]
-        return
-    F = det["finish"][path]
-    for k in range(node.sb):
-        for i, c in enumerate(node.children):
-            d = _run_time(an, c, path + (i,), det)
-            _expand(an, c, path + (i,), t0 + (F[i, k] - d) * scale, s0 + k * cb, cb, scale, det,
-                    leaf_at, seg_index, out)
-
-
-def _run_time(an: Analyzer, node: Node, path: tuple[int, ...], det: dict[str, Any]) -> float:
-    if node.kind == LEAF:
-        return det["durations"][path]
-    if node.kind == SCUT:
-        return float(det["finish"][path][:, -1].max())
-    return node.sb * sum(_run_time(an, c, path + (i,), det) for i, c in enumerate(node.children))
-
-
-def analyze(instance: Instance, solution: Solution | Node | str) -> Analysis:
-    """Resolve a tree: tile groups, sub-batches, the S-T schedule (each job stretched by
-    its segment's DRAM/NoC bound), data flows, energy and the objective."""
-    tree = as_tree(instance, solution)
-    an = instance.analyzer
-    segs, b, runs = an.segments_of(tree)
-    costs, dets = [], []
-    for i, s in enumerate(segs):
-        c, d = an.segment_detail(s, b, (i,) if tree.kind == TCUT else ())
-        costs.append(c)
-        dets.append(d)
-    tot = an._sum(tuple(costs), runs)
-    jobs: list[Job] = []
-    t = 0.0
-    for r in range(runs):
-        for i, (s, c, d) in enumerate(zip(segs, costs, dets, strict=True)):
-            scale = c.time / c.compute if c.compute > 0 else 1.0
-            leaf_at = {lf.path: lf for lf in d["leaves"]}
-            _expand(an, s, (), t, r * b, b, scale, d, leaf_at, i, jobs)
-            t += c.time
-    names = an.names
-    first: dict[int, float] = {}
-    last: dict[int, float] = {}
-    for j in jobs:
-        first[j.layer] = min(first.get(j.layer, math.inf), j.start)
-        last[j.layer] = max(last.get(j.layer, 0.0), j.end)
-    layers = []
-    flows = []
-    link = np.zeros(an.n_links)
-    for i, d in enumerate(dets):
-        link += runs * d["link"]
-        for f in d["flows"]:
-            flows.append({**f, "segment": i, "bytes": f["bytes"] * runs,
-                          **({"byte_hops": f["byte_hops"] * runs} if "byte_hops" in f else {})})
-        for lf in d["leaves"]:
-            cs, uu, *_ = d["rec"][lf.layer]
-            part = an.table.partition[lf.layer, lf.hi - lf.lo - 1, an.bidx[lf.batch]]
-            layers.append({
-                "layer": names[lf.layer], "segment": i, "tiles": [lf.lo, lf.hi],
-                "group_size": lf.hi - lf.lo, "units_used": int(uu),
-                "positions": [[int(an.tr[k]), int(an.tc[k])] for k in range(lf.lo, lf.hi)],
-                "sub_batch": lf.batch, "runs": lf.runs * runs, "compute_s": cs,
-                "partition": [int(x) for x in part], "weights_pinned": lf.runs > 1,
-                "spills": bool(d["spills"][lf.layer]),
-                "inputs": {("input" if p < 0 else names[p]): ("noc" if dr else "dram")
-                           for p, _, dr in d["routes"][lf.layer]},
-                "output_to_dram": bool(d["writes"][lf.layer]),
-                "start_s": first.get(lf.layer, 0.0), "end_s": last.get(lf.layer, 0.0)})
-    busy = np.zeros(an.G)
-    for j in jobs:
-        busy[j.lo:j.lo + j.used] += j.end - j.start
-    obj = instance.objective(tot.energy.total, tot.latency)
-    return Analysis(tree, tot, obj, tuple(jobs), tuple(layers), tuple(flows), link, busy)
-
-
-def metrics(instance: Instance, a: Analysis) -> dict[str, Any]:
-    """The JSON metrics of an analysis (the ``metrics`` of ``chipsched solve --json``)."""
-    an = instance.analyzer
-    hw = instance.hardware
-    tot = a.totals
-    w = instance.workload
-    macs = w.total_macs * instance.batch
-    peak = an.G * hw.unit.peak_macs_per_s
-    loads = geo.unflatten(a.link, hw.rows, hw.cols)
-    (fr, fc), (tr_, tc_), lb = loads.busiest() if a.link.size else ((0, 0), (0, 0), 0.0)
-    segs = []
-    segs_nodes, _, _ = an.segments_of(a.tree)
-    for i, (s, c) in enumerate(zip(segs_nodes, tot.segments, strict=True)):
-        segs.append({"index": i, "tree": short_text(s, an.names, 80), "time_s": c.time,
-                     "compute_s": c.compute, "dram_s": c.dram_time, "noc_s": c.noc_time,
-                     "bound": c.bound_by, "energy_j": c.energy, "dram_bytes": c.dram_bytes})
-    return {
-        "tree": to_text(a.tree, an.names),
-        "objective_name": instance.objective.name,
-        "batch": instance.batch,
-        "latency_s": tot.latency,
-        "energy_j": tot.energy.total,
-        "energy": tot.energy.to_dict(),
-        "dram_bytes": tot.dram_bytes,
-        "noc_byte_hops": tot.byte_hops,
-        "utilization": macs / (peak * tot.latency) if tot.latency > 0 else 0.0,
-        "root_runs": tot.root_runs,
-        "segments": segs,
-        "layers": list(a.layers),
-        "flows": list(a.flows),
-        "busiest_link": {"from": [fr, fc], "to": [tr_, tc_], "bytes": lb},
-        "tiles": [{"id": k, "row": int(an.tr[k]), "col": int(an.tc[k]),
-                   "busy_s": float(a.tile_busy[k])} for k in range(an.G)],
-    }
-
-
-def evaluate(instance: Instance, solution: Solution | Node | str) -> tuple[float, dict[str, Any]]:
-    """(objective, metrics) of a tree — the only place tile_groups objectives are computed."""
-    a = analyze(instance, solution)
-    return a.objective, metrics(instance, a)
