@@ -6,17 +6,22 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint bench clean
 
+# the environment: the package with its test extras, then numba's kernels compiled into
+# their on-disk cache once (about a minute), so that no run pays for them
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
+	@echo "compiling chipsched's numba kernels (once per install)"
+	$(BIN)/python -c "import chipsched; chipsched.warm_up()"
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/chipsched demo
 
+# two pytest workers (pytest-xdist), each taking whole files
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

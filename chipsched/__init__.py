@@ -12,7 +12,7 @@ Importing the package loads no solver backend (OR-Tools, Pyomo, HiGHS): a method
 the one it needs when it runs.
 """
 
-from chipsched.api import compare, make_instance, solve
+from chipsched.api import compare, make_instance, solve, warm_up
 from chipsched.cost import CostModel
 from chipsched.errors import ChipschedError, InputError
 from chipsched.hardware import Hardware
@@ -29,5 +29,5 @@ __version__ = "0.1.0"
 __all__ = [
     "ChipschedError", "CostModel", "Hardware", "InputError", "Layer", "Objective", "OpKind",
     "Problem", "Result", "SolveOptions", "Status", "Workload", "WorkloadBuilder", "compare",
-    "get_chip", "get_network", "make_instance", "parse_objective", "solve",
+    "get_chip", "get_network", "make_instance", "parse_objective", "solve", "warm_up",
 ]

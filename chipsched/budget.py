@@ -252,7 +252,7 @@ class Budget:
         root.trace.append((root.elapsed(), None if best is None else float(best),
                            None if bound is None else float(bound)))
         if root.callback is not None and root.callback(best, bound):
-            root.stop("stopped by the callback")
+            root.stop("the callback asked to stop")
 
     def _root(self) -> Budget:
         b = self

@@ -6,9 +6,13 @@ stderr and exit code 2, no traceback and no half-written output file.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -121,6 +125,28 @@ def cli_errors(func):  # noqa: ANN001, ANN201 - decorator keeps the command's si
             raise typer.Exit(130) from None
 
     return wrapper
+
+
+@contextlib.contextmanager
+def _stop_on_interrupt(budget: Any) -> Iterator[None]:
+    """The first Ctrl-C stops the run's budget — the method returns its best so far,
+    reported as usual; a second one aborts (exit 130)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def stop(signum: int, frame: Any) -> None:
+        budget.stop("interrupted (Ctrl-C)")
+        typer.echo("stopping: the best so far will be reported (Ctrl-C again to abort)",
+                   err=True)
+        signal.signal(signal.SIGINT, previous)
+
+    signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _print_json(obj: Any) -> None:
@@ -523,6 +549,7 @@ def solve_cmd(
 ) -> None:
     """Solve one decision on one instance with one method."""
     from chipsched.api import make_instance, registry, solve
+    from chipsched.budget import Budget
     from chipsched.errors import InputError
     from chipsched.files import atomic_write, check_output_file
     from chipsched.result import to_jsonable
@@ -548,11 +575,13 @@ def solve_cmd(
     opts = SolveOptions(time_limit=time_limit, seed=seed, threads=threads,
                         milp_solver=milp_solver, progress=report, warm_start=warm_start,
                         verbose=log, auto_warm_start=auto_warm)
-    if bar is not None:
-        with bar:
-            res = solve(decision, inst, method, options=opts, **params)
-    else:
-        res = solve(decision, inst, method, options=opts, **params)
+    budget = Budget(time_limit, start=False)  # the face starts it; Ctrl-C stops it
+    with _stop_on_interrupt(budget):
+        if bar is not None:
+            with bar:
+                res = solve(decision, inst, method, options=opts, budget=budget, **params)
+        else:
+            res = solve(decision, inst, method, options=opts, budget=budget, **params)
     if out is not None:
         atomic_write(out, lambda fh: json.dump(to_jsonable(res.to_dict()), fh, indent=2))
     if json_:

@@ -629,7 +629,7 @@ def _stopped(out: MethodOutput, reason: str, done: str) -> MethodOutput:
     if not reason:
         return out
     return replace(out, status=Status.TIME_LIMIT,
-                   message=f"stopped by the {reason} after {done}: the best tree so far")
+                   message=f"stopped ({reason}) after {done}: the best tree so far")
 
 
 @dataclass(frozen=True)

@@ -270,7 +270,7 @@ def test_list_shows_the_instances_beyond_the_network_library():
 def test_show_network_dims_use_the_file_fields():
     from chipsched.workload import Layer
 
-    res = run("show", "network", "tiny")
+    res = run("show", "network", "tiny", env={"COLUMNS": "240"})  # one row per layer
     assert res.exit_code == 0
     w = get_network("tiny")
     for ly in w.layers:

@@ -106,7 +106,7 @@ def test_improvements_make_a_trace_and_the_callback_may_stop_the_run():
     child.improved(4.0, bound=1.0)
     assert seen == [9.0, 4.0] and b.exhausted() and child.exhausted()
     assert [p[1:] for p in b.trace] == [(9.0, None), (4.0, 1.0)]
-    assert b.stop_reason == "stopped by the callback"
+    assert b.stop_reason == "the callback asked to stop"
 
 
 def _slow(x: int) -> int:
@@ -216,3 +216,24 @@ def test_a_named_warm_start_runs_on_a_share_of_the_budget():
     warm = WarmStart(2, 5.0, "by hand")
     r = solve("toy", INST, "first", registry_=reg, warm_start=warm)
     assert r.solution == 2 and r.metrics["solver"]["warm_start_from"] == "by hand"
+
+
+def test_the_first_ctrl_c_stops_the_run_the_second_aborts():
+    import os
+    import signal
+
+    from chipsched.cli import _stop_on_interrupt
+
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in the CLI
+    try:
+        b = Budget(None)
+        with _stop_on_interrupt(b):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler runs between bytecodes
+            assert b.exhausted() and b.stop_reason == "interrupted (Ctrl-C)"
+            with pytest.raises(KeyboardInterrupt):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(1)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, outer)

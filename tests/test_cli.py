@@ -164,7 +164,8 @@ def test_compare_routes_parameters_to_the_methods_that_take_them():
     ["region_split", "-i", "tiny"],
     ["tile_groups", "-i", "tiny-chain", "--batch", "2"],
     ["op_placement", "-i", "tiny"],
-    ["core_assignment", "-i", "layered:layers=3,width=3,fanin=2,seed=0", "-c", "neuro-2x3-k2"],
+    ["core_assignment", "-i", "layered:layers=3,width=3,fanin=2,seed=0", "-c", "neuro-2x3-k2",
+     "--time-limit", "2"],
 ])
 def test_compare_without_methods_runs_everything_and_never_aborts(args):
     res = run("compare", *args, "--json")

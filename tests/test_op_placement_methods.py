@@ -301,8 +301,8 @@ def test_real_valued_data_bounds_stay_valid(inst):
                     if not inst.objective.name.startswith("weighted") else
                     f"weighted:1,{f / g:.6g}")
     bf = solve(DEC, real, "bruteforce")
-    for m in ("cpsat", "milp"):
-        r = solve(DEC, real, m, time_limit=20, threads=1)
+    for m in ("cpsat", "milp"):  # the assertions hold at any stop: a short limit will do
+        r = solve(DEC, real, m, time_limit=5, threads=1)
         check_schedule(real, r.solution)
         assert r.objective >= bf.objective * (1 - 1e-9) - 1e-18
         assert r.bound <= bf.objective * (1 + 1e-9) + 1e-18

@@ -164,7 +164,6 @@ def test_segmented_dp_stops_before_its_fronts_exhaust_memory():
     def opts(i, j):
         return segment_options(range(i, j), 4, G)
 
-    tree, v, _ = pareto_dp(inst, opts, None, None, monotone=is_ls)
     with pytest.raises(DPStopped, match="Pareto points, more than the 2 it holds"):
         pareto_dp(inst, opts, None, None, monotone=is_ls, max_points=2)
 
@@ -506,6 +505,7 @@ def test_sa_keeps_the_best_of_independent_tries():
     assert one.objective >= out.objective
 
 
+@pytest.mark.acceptance
 @pytest.mark.parametrize("net", ["resnet50", "googlenet"])
 def test_sa_beats_both_baselines_on_edge_b8_by_default(net):
     """Issue 10's acceptance cases: ResNet-50 and GoogLeNet, edge-4x4, batch 8, seed 1."""

@@ -200,8 +200,8 @@ def _cut_short(out: MethodOutput, budget: Budget | None) -> MethodOutput:
     unimproved)."""
     if budget is None or not budget.stop_reason:
         return out
-    return replace(out, status=Status.TIME_LIMIT, message=f"stopped by the "
-                   f"{budget.stop_reason}: refinement cut short, the mapping so far")
+    return replace(out, status=Status.TIME_LIMIT, message=f"stopped "
+                   f"({budget.stop_reason}): refinement cut short, the mapping so far")
 
 
 @method(D, "seed004", "heuristic", "seed 004 end to end: multilevel partition, "

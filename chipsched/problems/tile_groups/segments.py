@@ -150,6 +150,8 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
             seg: list[tuple[float, float, Any]] = []
             marked_ok = False
             for x, node in enumerate(nodes):
+                if budget is not None:  # one (i, j) can hold thousands of allocations
+                    budget.tick(f"running the segment DP (layer {j} of {L})", 32)
                 evals += 1
                 try:
                     c = an.segment(node, B, (0,), cache=False)  # each option once
