@@ -11,8 +11,10 @@ decision ``X`` then has
   :func:`chipsched.method.method`, and, where the layer has numba kernels, a
   ``warm_up_kernels()`` that compiles them (``chipsched.jit``).
 
-The registry is built on first use (:func:`registry`), so ``import chipsched`` loads no
-solver backend; it is an immutable value, not global state that imports mutate.
+The registry is built on first use (:func:`registry`) and assembles each decision the
+first time it is asked for, so ``import chipsched`` loads no solver backend and a
+command about one decision imports that decision's modules only; what it holds never
+changes once loaded (imports do not mutate it).
 """
 
 from __future__ import annotations
@@ -67,25 +69,39 @@ class Decision:
 
 
 class Registry:
-    """Decision name → :class:`Decision`."""
+    """Decision name → :class:`Decision`: the ``decisions`` given, and those ``loaders``
+    build on first use (a command about one decision imports that decision's modules
+    only)."""
 
-    def __init__(self, decisions: Iterable[Decision]) -> None:
+    def __init__(self, decisions: Iterable[Decision] = (),
+                 loaders: Mapping[str, Callable[[], Decision]] | None = None) -> None:
         self._decisions: dict[str, Decision] = {}
+        self._loaders = dict(loaders or {})
+        self._names = list(self._loaders)
         for d in decisions:
-            if d.name in self._decisions:
+            if d.name in self._decisions or d.name in self._loaders:
                 raise ValueError(f"decision {d.name} registered twice")
-            for n, m in d.methods.items():
-                if m.decision != d.name or m.name != n:
-                    raise ValueError(f"method {m.decision}/{m.name} filed as {d.name}/{n}")
-            self._decisions[d.name] = d
+            self._add(d)
+            self._names.append(d.name)
+
+    def _add(self, d: Decision) -> None:
+        for n, m in d.methods.items():
+            if m.decision != d.name or m.name != n:
+                raise ValueError(f"method {m.decision}/{m.name} filed as {d.name}/{n}")
+        self._decisions[d.name] = d
 
     def decision(self, name: str) -> Decision:
         if name not in self._decisions:
-            raise UnknownNameError("decision", name, self._decisions)
+            if name not in self._loaders:
+                raise UnknownNameError("decision", name, self._names)
+            d = self._loaders[name]()
+            if d.name != name:
+                raise ValueError(f"the loader of {name} built decision {d.name}")
+            self._add(d)
         return self._decisions[name]
 
     def decisions(self) -> tuple[str, ...]:
-        return tuple(self._decisions)
+        return tuple(self._names)
 
     def methods(self, decision: str) -> dict[str, Method]:
         return dict(self.decision(decision).methods)
@@ -124,5 +140,5 @@ def load_decision(name: str) -> Decision:
 
 @functools.cache
 def registry() -> Registry:
-    """The registry of :data:`DECISIONS` (built once, on first use)."""
-    return Registry(load_decision(d) for d in DECISIONS)
+    """The registry of :data:`DECISIONS` (each decision assembled on first use)."""
+    return Registry(loaders={d: functools.partial(load_decision, d) for d in DECISIONS})
