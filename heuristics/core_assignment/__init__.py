@@ -510,12 +510,13 @@ def warm_up_kernels() -> None:
     run, by running each of their paths once on tiny instances with the types real runs
     use: seed 004 and its improved variant (k-way FM, greedy refinement, V-cycles,
     multicast packets), dense and sparse tabu search, force-directed swaps of both
-    costs, the peers' capacity repair and the quotient and traffic kernels. The face
+    costs, the peers' capacity repair, the quotient and traffic kernels and the
+    evaluator's (link loads, multicast flows). The face
     calls it before a run's clock starts (``chipsched.jit``); a test checks that no run
     compiles anything after it."""
     from chipsched.hardware import Hardware
     from chipsched.neurongraph.generators import layered_random, stencil
-    from chipsched.problems.core_assignment import make_instance
+    from chipsched.problems.core_assignment import evaluate, make_instance
 
     from .tabusearch import sparse_tabu
 
@@ -529,7 +530,9 @@ def warm_up_kernels() -> None:
         for objective in ("traffic", "multicast"):
             inst = make_instance(g, chip, objective=objective)
             options = SolveOptions()
-            seed004(inst, options, Seed004Params())
+            # the face evaluates every solution: its kernels (link loads, multicast
+            # flows) run on every method's clock too
+            evaluate(inst, seed004(inst, options, Seed004Params()).solution)
             seed004_kl(inst, options, KLParams(max_iter=1))
             for p in (PlusParams(), PlusParams(refinement="greedy", parts="per-split",
                                                coarsening="capacity"),
