@@ -11,6 +11,10 @@ cover), the status, and whether ``wall_s`` ended within 1.1 × the limit.
     python benchmarks/time_budget.py --decisions core_assignment --limit 5
     python benchmarks/time_budget.py --quick           # the real instances only
     python benchmarks/time_budget.py --json out.json   # keep the rows
+    python benchmarks/time_budget.py --repeat core_assignment:seed004-plus --times 5
+        # one method on the real instance, five fresh processes in a row, no limit: the
+        # first run against the later ones (clear numba's cache first — the *.nbi/*.nbc
+        # files next to the modules — to see a first run after an install)
 
 Methods that do not apply to an instance are listed as ``n/a`` (``solve`` refuses them).
 """
@@ -71,6 +75,25 @@ def run_one(decision: str, spec: str, chip: str, extra: list[str], method: str,
     return row
 
 
+def repeat(exe: str, what: str, times: int) -> int:
+    """``what`` = DECISION:METHOD on the decision's real instance, ``times`` fresh
+    processes without a time limit: wall_s and load_s of each."""
+    decision, method = what.split(":")
+    spec, chip, extra = INSTANCES[decision][-1]
+    print(f"Command: `python benchmarks/time_budget.py --repeat {what} --times {times}`\n")
+    print("| run | wall_s (s) | load_s (s) | process (s) |")
+    print("|---:|---:|---:|---:|")
+    for k in range(times):
+        cmd = [exe, "solve", decision, "-i", spec, "-c", chip, "-m", method, "--json", *extra]
+        t0 = time.perf_counter()
+        out = json.loads(subprocess.run(cmd, capture_output=True, text=True,
+                                        check=True).stdout)
+        total = time.perf_counter() - t0
+        load = out["metrics"].get("solver", {}).get("load_s", 0.0)
+        print(f"| {k + 1} | {out['wall_s']:.3f} | {load:.2f} | {total:.2f} |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=float, default=5.0)
@@ -79,8 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", default="", help="only these methods (comma-separated)")
     ap.add_argument("--quick", action="store_true", help="the real instance only")
     ap.add_argument("--json", default="", help="write the rows to this file")
+    ap.add_argument("--repeat", default="", help="DECISION:METHOD run --times times")
+    ap.add_argument("--times", type=int, default=5)
     a = ap.parse_args(argv)
     exe = os.path.join(os.path.dirname(sys.executable), "chipsched")
+    if a.repeat:
+        return repeat(exe, a.repeat, a.times)
     rows = []
     for d in a.decisions.split(","):
         insts = INSTANCES[d][-1:] if a.quick else INSTANCES[d]
