@@ -339,6 +339,11 @@ def solve(decision: str, instance: Any, method: str, *, options: SolveOptions | 
     bound = None if out.bound is None else float(out.bound)
     if out.status is Status.OPTIMAL and objective is not None:
         bound = objective if bound is None else bound
+    elif out.status in (Status.TIME_LIMIT, Status.FEASIBLE) and objective is not None and \
+            bound is not None and objective - bound <= OBJECTIVE_RTOL * abs(objective):
+        # the bound meets the solution (the warm start's, a start's): that is a proof
+        out = replace(out, status=Status.OPTIMAL, message=(
+            f"{out.message}; " if out.message else "") + "proven optimal by the bound")
     stats = dict(out.stats)
     if warm is not None:
         stats.setdefault("warm_start_from", warm.origin)

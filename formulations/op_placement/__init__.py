@@ -168,6 +168,9 @@ def _energy_scale(instance: Instance) -> float:
 
 def _status(instance: Instance, solver_status: Status, value: float, bound: float | None
             ) -> tuple[Status, str]:
+    if solver_status in (Status.TIME_LIMIT, Status.FEASIBLE) and bound is not None and \
+            value - bound <= OPTIMAL_RTOL * max(abs(value), 1e-300):
+        return Status.OPTIMAL, "proven by the bound"  # a bound that meets the schedule
     if solver_status is Status.OPTIMAL:
         if bound is not None and value - bound <= OPTIMAL_RTOL * max(abs(value), 1e-300):
             return Status.OPTIMAL, ""
@@ -183,11 +186,15 @@ def _status(instance: Instance, solver_status: Status, value: float, bound: floa
 
 
 def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, int],
-                warm: Solution | None = None, budget: Budget | None = None
-                ) -> tuple[Any, dict[str, Any]]:
+                warm: Solution | None = None, budget: Budget | None = None,
+                decomposition: Any = None) -> tuple[Any, dict[str, Any]]:
     """The CP-SAT model (module docstring) with times in ticks of ``tau`` and energies in
     ticks of ``eps``; objective ``weights[0]·C + weights[1]·E``. ``budget`` is polled as
-    the model grows (:class:`~chipsched.budget.BudgetExhausted` once it is over)."""
+    the model grows (:class:`~chipsched.budget.BudgetExhausted` once it is over).
+    ``decomposition`` (a :class:`.windows.Decomposition`) adds its rows: the least time
+    between consecutive cut ops for the classes they run on, the head and the tail, and
+    the DP's makespan bound — each less two ticks of rounding per row (a real schedule's
+    floored image satisfies them)."""
     from ortools.sat.python import cp_model
 
     bud = budget if budget is not None else Budget(None)
@@ -269,6 +276,8 @@ def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, 
         tail = bottom_levels(instance, fastest) - fastest
         for i in range(n):
             m.add(cmax >= e[i] + int(tail[i]))
+        if decomposition is not None:
+            _window_rows(m, decomposition, classes, lit, e, cmax, tau, horizon)
         terms.append(w_time * cmax)
     if w_energy:
         etick = np.floor(np.where(instance.runnable[:, rep], instance.energy[:, rep], 0.0)
@@ -306,6 +315,39 @@ def build_cpsat(instance: Instance, tau: float, eps: float, weights: tuple[int, 
     info = {"classes": classes, "lit": lit, "s": s, "lb_ticks": lb_ticks, "horizon": horizon,
             "hints": hints, "cumulatives": cumulatives}
     return m, info
+
+
+def _window_rows(m: Any, d: Any, classes: list[list[int]], lit: dict[tuple[int, int], Any],
+                 e: list[Any], cmax: Any, tau: float, horizon: int) -> None:
+    """The decomposition's rows (see :func:`build_cpsat`), per class pair the least over
+    its processors."""
+    A = len(classes)
+
+    def ticks(x: float) -> int | None:
+        return None if not math.isfinite(x) else min(horizon, int(math.floor(x / tau)))
+
+    cuts = d.windows.cuts
+    for a in range(A):
+        h = ticks(min(d.head[p] for p in classes[a]))
+        if h is not None and h > 1 and (cuts[0], a) in lit:
+            m.add(e[cuts[0]] >= h - 1).only_enforce_if(lit[(cuts[0], a)])
+        t = ticks(min(d.tail[p] for p in classes[a]))
+        if t is not None and t > 2 and (cuts[-1], a) in lit:
+            m.add(cmax >= e[cuts[-1]] + t - 2).only_enforce_if(lit[(cuts[-1], a)])
+    for k, g in enumerate(d.gaps, start=1):
+        i, j = cuts[k - 1], cuts[k]
+        low = ticks(float(np.min(g)))
+        if low is not None and low > 2:
+            m.add(e[j] - e[i] >= low - 2)
+        for a in range(A):
+            for b in range(A):
+                v = ticks(min(g[p, q] for p in classes[a] for q in classes[b]))
+                if v is not None and v > 2 and (low is None or v > low) and \
+                        (i, a) in lit and (j, b) in lit:
+                    m.add(e[j] - e[i] >= v - 2).only_enforce_if(lit[(i, a)], lit[(j, b)])
+    total = ticks(d.makespan)
+    if total is not None:
+        m.add(cmax >= total - 2 * (len(cuts) + 1))
 
 
 def _canonical_classes(instance: Instance, cls: np.ndarray, symmetric: list[list[int]]
@@ -369,6 +411,9 @@ class CpsatParams:
     cumulative_reasoning: bool = param(True, "timetable edge finding and the overload "
                                        "checker in cumulative constraints (off: CP-SAT's "
                                        "defaults)")
+    windows: bool = param(True, "the window-decomposition bound: its rows in the model, "
+                          "its bound reported, its stitched schedule as a start (when "
+                          "cut ops split the graph)")
 
 
 @method(DECISION, "cpsat", "exact",
@@ -383,16 +428,34 @@ def cpsat(instance: Instance, options: SolveOptions, params: CpsatParams) -> Met
 
     warm = options.warm_solution
     tau, eps, weights, unit = _scaling(instance, params.resolution)
-    model, info = build_cpsat(instance, tau, eps, weights, warm, options.budget)
+    decomp, stitched, dstats = _decomposition(instance, options, params.windows and
+                                              weights[0] > 0)
+    if decomp is not None:
+        # a start that meets the decomposition bound is optimal: no search needed
+        lb = _bound(instance, None, decomp)
+        for what, sol in (("the stitched window schedules meet", stitched),
+                          ("the warm start meets", warm)):
+            if sol is None:
+                continue
+            v = instance.objective(*makespan_energy(instance, sol))
+            if v - lb <= OPTIMAL_RTOL * max(abs(v), 1e-300):
+                return MethodOutput(Status.OPTIMAL, sol, objective=v, bound=lb, stats={
+                    **dstats, "lower_bound": lower_bound(instance), "resolution": tau},
+                    message=f"{what} the window-decomposition bound")
+    if stitched is not None and (warm is None or instance.objective(
+            *makespan_energy(instance, stitched)) < options.warm.objective):
+        warm = stitched  # the better start is the hint
+    model, info = build_cpsat(instance, tau, eps, weights, warm, options.budget, decomp)
     extra = CUMULATIVE_REASONING if params.cumulative_reasoning and info["cumulatives"] \
         else None
     out, solver = solve_cpsat(model, options, info["hints"], extra)
-    bound = None if out.bound is None else float(out.bound) * unit
-    stats = {**out.stats, "resolution": tau, "classes": len(info["classes"]),
+    bound = _bound(instance, None if out.bound is None else float(out.bound) * unit, decomp)
+    stats = {**out.stats, **dstats, "resolution": tau, "classes": len(info["classes"]),
              "lower_bound": lower_bound(instance), "warm_start": warm is not None}
     if not out.has_solution:
         return MethodOutput(out.status, None, bound=bound, stats=stats,
-                            message="no schedule found within the limits")
+                            message="no schedule found within the limits",
+                            incumbent=stitched)
     classes = info["classes"]
     proc = np.zeros(instance.n_ops, dtype=np.int64)
     for (i, a), lv in info["lit"].items():
@@ -409,7 +472,36 @@ def cpsat(instance: Instance, options: SolveOptions, params: CpsatParams) -> Met
     model = None if out.objective is None else float(out.objective) * unit
     status, msg = _status(instance, out.status, value, bound)
     return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg,
-                        model_objective=model, model_tol=rounding)
+                        model_objective=model, model_tol=rounding, incumbent=stitched)
+
+
+def _decomposition(instance: Instance, options: SolveOptions, wanted: bool
+                   ) -> tuple[Any, Solution | None, dict[str, Any]]:
+    """(the window decomposition or None, its stitched schedule or None, stats) — computed
+    when wanted and the cut ops split the graph (:func:`.windows.useful`), on at most a
+    third of what is left of the budget."""
+    from .windows import budget_share, decomposition_bound, useful, windows
+
+    if not wanted:
+        return None, None, {}
+    win = windows(instance)
+    if not useful(win, instance):
+        return None, None, {"cut_ops": len(win.cuts)}
+    d = decomposition_bound(instance, budget_share(options, 1 / 3), win)
+    return d, d.stitched(instance), dict(d.stats)
+
+
+def _bound(instance: Instance, solver_bound: float | None, decomp: Any = None) -> float:
+    """The best lower bound at hand on the objective: the solver's, the critical-path
+    and work bound, the window decomposition's (each valid; their maximum)."""
+    from .windows import objective_bound
+
+    lbs = [objective_bound(instance, lower_bound(instance))]
+    if decomp is not None:
+        lbs.append(objective_bound(instance, decomp.makespan))
+    if solver_bound is not None:
+        lbs.append(solver_bound)
+    return max(lbs)
 
 
 # ---------------------------------------------------------------------------------------
@@ -600,6 +692,8 @@ class MilpParams:
     max_order_constraints: int = param(300_000, "largest number of disjunctive order "
                                        "constraints built (Pyomo spends minutes and "
                                        "gigabytes on more)", ge=1)
+    windows: bool = param(True, "report the window-decomposition bound too (when cut ops "
+                          "split the graph; its window problems are solved with CP-SAT)")
     big_m: str = param("incumbent", "incumbent: the makespan capped by the best schedule "
                        "at hand, a big-M per pair from start windows; serial: one big-M, "
                        "the serial bound (the model before issue 15)",
@@ -664,6 +758,8 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
     from chipsched.solvers.milp import solve_pyomo
 
     warm = options.warm_solution
+    decomp, _, dstats = _decomposition(instance, options, params.windows and
+                                       instance.objective.coefficient("makespan") > 0)
     times = np.concatenate([instance.time[instance.runnable], instance.transfer.ravel()])
     scale = serial_upper_bound(instance)
     integral = _integral(times) and scale <= 1e5
@@ -678,11 +774,12 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
         _set_milp_start(M, instance, inc, unit)
     out = solve_pyomo(M, options, warm_start=inc is not None)
     own_start = inc if params.big_m == "incumbent" else None  # the face keeps the best
-    stats = {**out.stats, "unit": unit, "order_pairs": len(M._pairs), "big_m": params.big_m,
-             "horizon": M._horizon, "mean_big_m": M._big_m_mean, "incumbent": source}
+    stats = {**out.stats, **dstats, "unit": unit, "order_pairs": len(M._pairs),
+             "big_m": params.big_m, "horizon": M._horizon, "mean_big_m": M._big_m_mean,
+             "incumbent": source}
     bound = None if out.bound is None else out.bound * M._obj_unit
     if not out.has_solution:
-        return MethodOutput(out.status, None, bound=bound, stats=stats,
+        return MethodOutput(out.status, None, bound=_bound(instance, bound, decomp), stats=stats,
                             message="no schedule found within the limits",
                             incumbent=own_start)
     R = instance.resources
@@ -698,6 +795,8 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
         # the gap); report the decoded value then rather than an invalid bound
         stats["solver_bound"] = bound
         bound = value if bound - value <= 1e-6 * max(abs(value), 1e-300) else bound
+    if bound is None or bound <= value:
+        bound = _bound(instance, bound, decomp)
     status, msg = _status(instance, out.status, value, bound)
     model = None if out.objective is None else float(out.objective) * M._obj_unit
     # HiGHS's feasibility tolerance (1e-7 in model units) on every constraint of a path
@@ -706,6 +805,34 @@ def milp(instance: Instance, options: SolveOptions, params: MilpParams) -> Metho
     # then reports the start
     return MethodOutput(status, sol, objective=value, bound=bound, stats=stats, message=msg,
                         model_objective=model, model_tol=slack, incumbent=own_start)
+
+
+# ---------------------------------------------------------------------------------------
+# the bound
+
+
+@method(DECISION, "bound", "bound",
+        "a proven lower bound: the window decomposition (exact windows between cut ops, "
+        "chained by a DP) and the critical-path and work bounds; no schedule",
+        source="ours (chipsched); docs/op_placement.md")
+def bound(instance: Instance, options: SolveOptions) -> MethodOutput:
+    """The best of the critical-path / work bound and, when cut ops split the graph, the
+    window-decomposition bound (:mod:`.windows`) — on the makespan; the energy term's
+    least total alongside for ``energy`` and ``weighted`` objectives."""
+    from .windows import decomposition_bound, windows
+
+    win = windows(instance)
+    decomp = decomposition_bound(instance, options, win) if \
+        instance.objective.coefficient("makespan") > 0 and win.cuts else None
+    lb = _bound(instance, None, decomp)
+    stats: dict[str, Any] = {"lower_bound": lower_bound(instance), "cut_ops": len(win.cuts)}
+    if decomp is not None:
+        stats.update(decomp.stats)
+        stats["proven_windows"] = decomp.proven
+    where = "window decomposition" if decomp is not None and \
+        decomp.makespan >= lower_bound(instance) else "critical path / work"
+    return MethodOutput(Status.BOUND_ONLY, bound=lb, stats=stats,
+                        message=f"bound from the {where}; no schedule")
 
 
 # ---------------------------------------------------------------------------------------
