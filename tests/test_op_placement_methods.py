@@ -452,3 +452,44 @@ def test_zero_time_ops_sharing_a_start_with_a_longer_op():
             assert r.status is Status.OPTIMAL and r.objective == pytest.approx(best), (seed, m)
         for m in ("heft", "cpop", "seed003", "by-class"):
             assert solve(DEC, inst, m).objective >= best * (1 - 1e-9), (seed, m)
+
+
+@settings(max_examples=200, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 6)), max_size=40),
+       st.integers(0, 40), st.integers(0, 8), st.booleans())
+def test_the_timeline_finds_the_gap_the_list_scan_finds(ops, ready, dur, insertion):
+    """Timeline (vectorized past its first intervals) against the frozen list scan of
+    issue 6: the same start for every query, as the intervals are added the way the
+    list schedulers add them (each op at the start the search gave it)."""
+    from chipsched.heuristics.op_placement import Timeline
+
+    from .op_placement_literal_reference import earliest_start as list_scan
+
+    tl, busy = Timeline(), []
+    for r, d in ops:
+        s = list_scan(busy, float(r), float(d), True)
+        assert tl.earliest_start(float(r), float(d), True) == s
+        busy.append((s, s + d))
+        busy.sort()
+        tl.add(s, s + d)
+        assert tl.S == [a for a, _ in busy] and tl.E == [b for _, b in busy]
+    assert tl.earliest_start(float(ready), float(dur), insertion) == \
+        list_scan(busy, float(ready), float(dur), insertion)
+
+
+def test_the_random_generator_draws_pairs_in_chunks_as_the_all_pairs_draw():
+    """The chunked pair draw is the all-pairs draw (same edges, same stream after it):
+    the instances of before keep their published figures, at O(edges) memory."""
+    from chipsched.instances.op_placement import generators as g
+
+    for n, d in ((1, 0.3), (7, 0.4), (60, 0.2), (1600, 0.01)):
+        a, b = np.random.default_rng(5), np.random.default_rng(5)
+        iu, ju = np.triu_indices(n, k=1)
+        pick = a.random(len(iu)) < d
+        old = np.stack([iu[pick], ju[pick]], axis=1)
+        chunk, g.PAIR_CHUNK = g.PAIR_CHUNK, 1000  # several chunks even on small graphs
+        try:
+            new = g._pair_draw(b, n, d)
+        finally:
+            g.PAIR_CHUNK = chunk
+        assert np.array_equal(old, new) and a.random() == b.random()

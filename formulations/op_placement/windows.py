@@ -181,14 +181,14 @@ class Decomposition:
         return list_schedule(instance, proc, priority_order(instance, prio))
 
 
-def _sub_instance(instance: Instance, ops: list[int], first_zero: int | None,
-                  fixed: dict[int, int]) -> Instance:
-    """The ops ``ops`` (in index order) as an instance of their own: the edges among
-    them, ``first_zero`` (if any) a zero-time op pinned to processor ``fixed[it]`` (the
-    cut op the window starts at, ending at time 0), the others of ``fixed`` pinned to
-    their processor; makespan objective."""
+def _sub_data(instance: Instance, ops: list[int], first_zero: int | None,
+              fixed: dict[int, int]) -> tuple[str, dict[str, Any]]:
+    """(a key of, the arrays of) the ops ``ops`` (in index order) as an instance of their
+    own: the edges among them, ``first_zero`` (if any) a zero-time op pinned to processor
+    ``fixed[it]`` (the cut op the window starts at, ending at time 0), the others of
+    ``fixed`` pinned to their processor. O(window): a deep network has many."""
     idx = {v: k for k, v in enumerate(ops)}
-    sel = [k for k, (a, b) in enumerate(instance.edges) if int(a) in idx and int(b) in idx]
+    sel = [k for v in ops for u, k in instance.preds[v] if u in idx]
     edges = np.array([[idx[int(instance.edges[k, 0])], idx[int(instance.edges[k, 1])]]
                       for k in sel], dtype=np.int64).reshape(-1, 2)
     time = np.array(instance.time[ops], dtype=float)
@@ -199,22 +199,28 @@ def _sub_instance(instance: Instance, ops: list[int], first_zero: int | None,
         time[idx[v]] = row
         if v == first_zero:
             rt[idx[v]] = 0.0
+    data = {"ops": ops, "time": time, "edges": edges, "roundtrip": rt,
+            "edge_bytes": np.array(instance.edge_bytes[sel], dtype=float),
+            "op_class": tuple(instance.op_class[v] for v in ops)}
+    h = hashlib.sha1()
+    for k in ("time", "edges", "edge_bytes", "roundtrip"):
+        h.update(np.ascontiguousarray(data[k]).tobytes())
+    h.update(repr(data["op_class"]).encode())
+    return h.hexdigest(), data
+
+
+def _sub_instance(instance: Instance, data: dict[str, Any]) -> Instance:
+    """The window problem of :func:`_sub_data` as an op_placement instance (makespan)."""
+    ops = data["ops"]
     return Instance(name="window", ops=tuple(instance.ops[v] for v in ops),
-                    op_class=tuple(instance.op_class[v] for v in ops), time=time,
-                    edges=edges, edge_bytes=np.array(instance.edge_bytes[sel], dtype=float),
-                    processors=instance.processors, cores=instance.cores,
-                    latency=instance.latency, bandwidth=instance.bandwidth,
-                    control_flow=np.array(instance.control_flow[ops]), roundtrip=rt,
+                    op_class=data["op_class"], time=data["time"], edges=data["edges"],
+                    edge_bytes=data["edge_bytes"], processors=instance.processors,
+                    cores=instance.cores, latency=instance.latency,
+                    bandwidth=instance.bandwidth,
+                    control_flow=np.array(instance.control_flow[ops]),
+                    roundtrip=data["roundtrip"],
                     native_control_flow=instance.native_control_flow,
                     objective="makespan", time_unit=instance.time_unit)
-
-
-def _key(sub: Instance) -> str:
-    h = hashlib.sha1()
-    for a in (sub.time, sub.edges, sub.edge_bytes, sub.roundtrip):
-        h.update(np.ascontiguousarray(a).tobytes())
-    h.update(repr((sub.op_class, sub.cores)).encode())
-    return h.hexdigest()
 
 
 def _solve_window(sub: Instance, options: SolveOptions
@@ -267,11 +273,11 @@ def decomposition_bound(instance: Instance, options: SolveOptions,
     def value(kind: int, ops: list[int], first_zero: int | None, fixed: dict[int, int],
               tag: tuple[int, int, int]) -> float:
         nonlocal solved, reused, stopped, proven
-        sub = _sub_instance(instance, ops, first_zero, fixed)
-        key = _key(sub)
+        key, data = _sub_data(instance, ops, first_zero, fixed)
         if key in cache:
             reused += 1
         else:
+            sub = _sub_instance(instance, data)
             try:
                 if options.budget.exhausted():
                     raise BudgetExhausted("the window bound")

@@ -64,8 +64,10 @@ BERT_BASE = {"vocab": 30522, "hidden": 768, "layers": 12, "heads": 12, "ffn": 30
              "max_positions": 512, "type_vocab": 2}
 
 
-def bert_base(seq_len: int = 128, precision_bytes: int = 1) -> Workload:
-    """BERT-base encoder with its pooler, on one sequence of ``seq_len`` tokens.
+def bert_base(seq_len: int = 128, precision_bytes: int = 1, layers: int = 12) -> Workload:
+    """BERT-base encoder with its pooler, on one sequence of ``seq_len`` tokens
+    (``layers`` encoder layers: 12 is BERT-base; more make the deep stacks the scaling
+    benchmarks use, e.g. ``bert-base:layers=437`` — about 20 K ops on the SoC).
 
     Source: J. Devlin, M.-W. Chang, K. Lee, K. Toutanova, "BERT: Pre-training of Deep
     Bidirectional Transformers for Language Understanding", NAACL 2019 (BERT-base:
@@ -89,17 +91,23 @@ def bert_base(seq_len: int = 128, precision_bytes: int = 1) -> Workload:
     MACs per sample: 12·(4·T·d² + 2·T²·d + 2·T·d·d_ff) + d² (T = ``seq_len``).
     """
     c = BERT_BASE
-    d, heads, d_ff, n_layers = c["hidden"], c["heads"], c["ffn"], c["layers"]
+    d, heads, d_ff, n_layers = c["hidden"], c["heads"], c["ffn"], int(layers)
     if not 1 <= seq_len <= c["max_positions"]:
         raise ValueError(f"seq_len must be in 1..{c['max_positions']}, got {seq_len}")
+    if not 1 <= n_layers <= 5000:
+        raise ValueError(f"layers must be in 1..5000, got {layers}")
     T = seq_len
+    published = {"params": 110_000_000, "params_hf_bertmodel": 109_482_240} \
+        if n_layers == c["layers"] else {}
     b = WorkloadBuilder(
-        f"bert-base-T{T}", precision_bytes,
+        f"bert-base-T{T}" if n_layers == c["layers"] else f"bert-base-L{n_layers}-T{T}",
+        precision_bytes,
         meta={
-            "source": "Devlin et al., BERT, NAACL 2019 (BERT-base); HF bert-base-uncased config",
-            "published": {"params": 110_000_000, "params_hf_bertmodel": 109_482_240},
+            "source": "Devlin et al., BERT, NAACL 2019 (BERT-base); HF bert-base-uncased config"
+                      + ("" if n_layers == c["layers"] else f", {n_layers} encoder layers"),
+            "published": published,
             "seq_len": T,
-            "config": dict(c),
+            "config": {**c, "layers": n_layers},
         },
     )
     ids = b.input("input_ids", (1, T, 1))
