@@ -49,6 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from chipsched.budget import BudgetExhausted
 from chipsched.method import MethodOutput, count_text, method, param
 from chipsched.problems.region_split import (
     ChipletInstance,
@@ -69,6 +70,7 @@ from .enumeration import (
     soc_candidates,
 )
 from .ideals import MAX_IDEALS, dp_ideals
+from .ideals import warm_up_kernels as warm_up_kernels  # the registry's (chipsched.jit)
 
 DECISION = "region_split"
 SOURCE = "seeds 000/001; exact over tables of segment × count costs"
@@ -143,19 +145,29 @@ def dp(instance: Any, options: SolveOptions, params: DpParams) -> MethodOutput:
         value, regs, procs = dp_soc(instance)
         return MethodOutput(Status.OPTIMAL, soc_solution(regs, procs), objective=value,
                             bound=value, stats={"dp_value": value})
-    split = None if params.order_only else dp_ideals(instance, params.max_ideals)
+    value, regs, cnts = dp_chiplet(chiplet_stage_table(instance), instance.chiplets,
+                                   instance.objective, instance.max_regions)
+    # the item order's optimum bounds every stage of the DP over ideals from above
+    split, stopped = None, ""
+    if not params.order_only:
+        try:
+            split = dp_ideals(instance, params.max_ideals, upper_bound=value,
+                              budget=options.budget)
+        except BudgetExhausted as exc:  # the item order's optimum stands
+            stopped = f"{exc}: exact over cuts of the item order only"
     if split is not None:
         sol = chiplet_solution(instance, split.regions, split.counts, split.order)
         return MethodOutput(Status.OPTIMAL, sol, objective=split.value, bound=split.value,
                             stats={"dp_value": split.value, "ideals": split.ideals,
-                                   "ideal_pairs": split.pairs}, space="")
-    value, regs, cnts = dp_chiplet(chiplet_stage_table(instance), instance.chiplets,
-                                   instance.objective, instance.max_regions)
+                                   "ideal_pairs": split.pairs, "item_order_value": value},
+                            space="")
+    why = "" if params.order_only or instance.item_order_is_total else stopped or \
+        f"the item DAG has more than {params.max_ideals:,} ideals (max_ideals): exact " \
+        "over cuts of the item order only"
+    # optimal over the item order's cuts (the space the result is marked with)
     out = MethodOutput(Status.OPTIMAL, chiplet_solution(instance, regs, cnts),
                        objective=value, bound=value, stats={"dp_value": value},
-                       message="" if params.order_only or instance.item_order_is_total
-                       else f"the item DAG has more than {params.max_ideals:,} ideals "
-                       "(max_ideals): exact over cuts of the item order only")
+                       message=why)
     return _in_item_order(instance, out)
 
 
