@@ -265,7 +265,9 @@ def test_a_placement_incumbent_reports_its_true_traffic(monkeypatch):
     inst = make_instance("core_assignment", layered_random(3, 6, 2, seed=2), "neuro-3x3-k2")
     r = solve("core_assignment", inst, "cpsat-place", time_limit=10, threads=1,
               auto_warm_start=False, groups="seed004")
-    assert r.status is Status.TIME_LIMIT
+    # the solver's bound still meets the true traffic: the face calls that a proof
+    assert r.status is Status.TIME_LIMIT or (r.status is Status.OPTIMAL and
+                                             r.bound == r.objective)
     assert r.metrics["solver"]["model_objective"] == r.objective + 7
 
 

@@ -229,7 +229,7 @@ def _solve_window(sub: Instance, options: SolveOptions
     as a 2 × ops array — processor, start — or None)."""
     from chipsched.solvers.cpsat import solve_cpsat
 
-    from . import CUMULATIVE_REASONING, _scaling, build_cpsat
+    from .models import CUMULATIVE_REASONING, _scaling, build_cpsat
 
     if sub.n_ops == 1:
         t = float(np.min(sub.time[0]))
