@@ -39,8 +39,11 @@ def result_table(results: Sequence[Result], title: str = "") -> Table:
     # a run without a solution says why (not applicable, too large, infeasible …)
     notes += [f"{r.method} — {r.status.value}: {r.message}" for r in results
               if r.objective is None and r.message]
+    # … and a run of a restricted space says why it stayed there (and what the whole
+    # space is worth, when the method knows)
     notes += [f"{r.method}: {r.message}" for r in results
-              if r.objective is not None and "against a time limit" in r.message]
+              if r.objective is not None and r.message
+              and ("against a time limit" in r.message or r.space)]
     t = Table(title=escape(title), title_justify="left",
               caption=escape("\n".join(notes)) or None, caption_justify="left")
     for col, j in (("method", "left"), ("status", "left"), (f"objective{unit}", "right"),

@@ -22,6 +22,7 @@ from chipsched.errors import InputError
 from chipsched.formulations.region_split.dynprog import dp_chiplet
 from chipsched.formulations.region_split.enumeration import chiplet_candidates
 from chipsched.formulations.region_split.ideals import count_ideals, dp_ideals, item_ideals
+from chipsched.formulations.region_split.pruning import full_space_bound
 from chipsched.instances.chips import get_chip
 from chipsched.instances.region_split import random_dag
 from chipsched.problems.region_split import (
@@ -216,3 +217,56 @@ def test_bruteforce_refuses_wide_dags_quickly():
     assert rows["bruteforce"].status is Status.SKIPPED
     assert "20,000 ideals" in rows["bruteforce"].message
     assert rows["dp"].status is Status.OPTIMAL and rows["dp"].space == "item order"
+
+
+@st.composite
+def heavy_edge_cases(draw):
+    """Branching DAGs whose tensors are large next to their compute (transfers decide
+    the stages) on the smallest chips: the cases a transfer term of the bound could
+    overstate."""
+    n = draw(st.integers(1, 7))
+    w = random_dag(n, draw(st.integers(0, 10**6)), edge_prob=draw(st.sampled_from([0.2, 0.5])),
+                   backbone=draw(st.booleans()))
+    chip = get_chip(draw(st.sampled_from(CHIPS)))
+    M = chip.rows * chip.cols
+    return chiplet_instance(w, chip, objective=draw(st.sampled_from(OBJECTIVES)),
+                            items="layers",
+                            max_regions=draw(st.one_of(st.none(), st.integers(1, M))),
+                            transfer=draw(st.sampled_from(["chain", "ring"])))
+
+
+@given(st.one_of(branching_cases(max_layers=7).map(lambda c: c[1]), heavy_edge_cases()))
+@settings(max_examples=120, deadline=None)
+def test_full_space_bound_is_never_above_the_optimum(inst):
+    """The bound the ``dp`` fall-back reports for every convex partition is a theorem:
+    never above brute force's optimum over every chain of ideals."""
+    bound = full_space_bound(inst)
+    brute = chipsched.solve("region_split", inst, "bruteforce")
+    assert brute.status is Status.OPTIMAL and brute.space == ""
+    assert 0.0 < bound <= brute.objective, (bound, brute.objective)
+
+
+def test_full_space_bound_meets_a_single_item():
+    """One item, no edges: the least stage time over counts is the optimum."""
+    w = random_dag(1, 3, edge_prob=0.0, backbone=False)
+    inst = chiplet_instance(w, get_chip("chiplet-2x2-n2-w8"), objective="period",
+                            items="layers")
+    opt = chipsched.solve("region_split", inst, "bruteforce").objective
+    assert math.isclose(full_space_bound(inst), opt, rel_tol=1e-8)
+
+
+def test_the_fall_back_reports_the_full_space_bound():
+    """Told to stop at one ideal, ``dp`` cuts the item order and says what every convex
+    partition is worth at least; the DP over ideals' optimum lies between."""
+    inst = chipsched.make_instance("region_split", "googlenet", "chiplet-4x4",
+                                   objective="period", items="layers")
+    fb = chipsched.solve("region_split", inst, "dp", max_ideals=1)
+    full = chipsched.solve("region_split", inst, "dp")
+    assert fb.space == "item order" and full.space == ""
+    lb = fb.metrics["solver"]["full_space_bound"]
+    assert "full_space_bound" in fb.message
+    assert lb <= full.objective <= fb.objective
+    # the comparison table's footnote carries it (a † bound alone would not say)
+    from chipsched.report import result_table
+
+    assert "full_space_bound" in result_table([fb, full]).caption

@@ -12,7 +12,8 @@ the stage times (``cost``, ``latency``), their max (``period``) or R·max
   sub-chiplets used: exact over the whole space (Tarnawski et al. NeurIPS 2020).
   When the DAG has more than ``max_ideals`` ideals it falls back to
   :func:`.dynprog.dp_chiplet`, the DP over (regions, prefix, sub-chiplets) of the
-  instance's item order, and says so.
+  instance's item order, says so, and reports a lower bound over every convex
+  partition (:func:`.pruning.full_space_bound`, stat ``full_space_bound``).
 * CP-SAT and MILP — a path through the positions 0..n of the instance's item order:
   one binary per option (segment i..j, count m) of the table ``c[i, j, m]`` of stage
   times (:func:`chipsched.problems.region_split.chiplet_stage_table`), flow
@@ -71,6 +72,7 @@ from .enumeration import (
 )
 from .ideals import MAX_IDEALS, dp_ideals
 from .ideals import warm_up_kernels as warm_up_kernels  # the registry's (chipsched.jit)
+from .pruning import full_space_bound
 
 DECISION = "region_split"
 SOURCE = "seeds 000/001; exact over tables of segment × count costs"
@@ -164,10 +166,14 @@ def dp(instance: Any, options: SolveOptions, params: DpParams) -> MethodOutput:
     why = "" if params.order_only or instance.item_order_is_total else stopped or \
         f"the item DAG has more than {params.max_ideals:,} ideals (max_ideals): exact " \
         "over cuts of the item order only"
+    stats: dict[str, Any] = {"dp_value": value}
+    if why:  # what the item order's optimum is worth in the whole space
+        full = full_space_bound(instance)
+        stats["full_space_bound"] = full
+        why += f"; every convex partition ≥ {full * 1e6:.3f} µs (full_space_bound)"
     # optimal over the item order's cuts (the space the result is marked with)
     out = MethodOutput(Status.OPTIMAL, chiplet_solution(instance, regs, cnts),
-                       objective=value, bound=value, stats={"dp_value": value},
-                       message=why)
+                       objective=value, bound=value, stats=stats, message=why)
     return _in_item_order(instance, out)
 
 

@@ -8,7 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chipsched.problems.region_split import ChipletInstance, ChipletSolution, combine
+from chipsched.problems.region_split import (
+    ChipletInstance,
+    ChipletSolution,
+    TransferModel,
+    combine,
+)
 from chipsched.problems.region_split.objectives import aggregate
 
 from .common import EPS
@@ -48,6 +53,108 @@ def period_lower_bound(inst: ChipletInstance, table: np.ndarray) -> float:
     g = inst.group_time
     lb_b = float((g * np.arange(1, M + 1)[None, :]).min(axis=1).sum() / M)
     return max(lb_a, lb_b)
+
+
+#: what the full-space bound gives up to rounding: the bound is scaled by 1 − this so
+#: that the floating-point sums of the stage times can never dip below it
+FULL_SPACE_MARGIN = 1e-9
+
+
+def _held_stage_bounds(g: np.ndarray, w: np.ndarray, c_slope: np.ndarray, t_slope: float,
+                       floor: float) -> float:
+    """max over items p of the least time of any stage holding p (seconds, a bound).
+
+    For p on m sub-chiplets with C's per-byte slope β_C below T's β_T the stage S ∋ p
+    takes ≥ Σ_S D(m) + β_C·in(S) + β_T·sent(S) = Σ_{q∈S} (D_q(m) + β_C·out_q) +
+    (β_T − β_C)·sent(S): a minimum s–t cut (q on the source side = in S; q → t costs
+    the first term, every edge q → v leaving S the second; p tied to s). Convexity is
+    dropped, so every set containing p is a candidate. With β_C ≥ β_T the least such
+    set is {p} alone: D_p(m) + β_T·out_p. Capacities are floored to integers (a cut on
+    floored capacities is never above the true one). Items whose {p}-alone value is at
+    most the best bound so far cannot raise it and are skipped.
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_flow
+
+    n, M = g.shape
+    out = w.sum(axis=1)
+    alone = g + t_slope * out[:, None]  # (n, M): S = {p}, everything sent
+    cut_counts = [m for m in range(M) if c_slope[m] < t_slope]
+    best = floor
+    us, vs = np.nonzero(w)
+    for p in np.argsort(-alone.min(axis=1)):
+        if alone[p].min() <= best:
+            break  # sorted: no later item can raise the bound
+        value = float(alone[p].min())
+        for m in cut_counts:
+            node = g[:, m] + c_slope[m] * out
+            edge = (t_slope - c_slope[m]) * w[us, vs]
+            scale = 2.0 ** 30 / max(float(node.sum() + edge.sum()), 1e-300)
+            s, t = n, n + 1
+            rows = np.concatenate([us, np.arange(n), [s]])
+            cols = np.concatenate([vs, np.full(n, t), [p]])
+            cap = np.concatenate([np.floor(edge * scale), np.floor(node * scale),
+                                  [2 ** 30]]).astype(np.int32)
+            graph = csr_matrix((cap, (rows, cols)), shape=(n + 2, n + 2))
+            value = min(value, maximum_flow(graph, s, t).flow_value / scale)
+            if value <= best:
+                break
+        best = max(best, value)
+    return best
+
+
+def full_space_bound(inst: ChipletInstance) -> float:
+    """A proven lower bound on the objective over *every* convex partition (seconds).
+
+    The relaxation drops the partition itself and keeps, per item and per edge, the
+    cheapest way any stage could hold it. Stage r on m_r sub-chiplets takes
+    D_r + C(m_r, in_r) + T(sent_r) with D additive over its items, and C(m, ·), T
+    zero at 0 and affine with a non-negative fixed term above it (the instance's
+    :class:`TransferModel`); every edge is either inside one stage (C) or sent by one
+    (T). Hence, with β = the cheapest per-byte slope of C over m and of T:
+
+    * Σ of the stage times ≥ Σ_p min_m D_p(m) + β·Σ_e w_e  (cost, latency);
+    * the period ≥ the least time of any stage holding item p, for every p: at least
+      min_m [D_p(m) + min(C(m, out_p), T(out_p))] (p's outgoing bytes split between C
+      and T; two such affine pieces sum to their least at an end), and at least a
+      minimum cut per item and count (:func:`_held_stage_bounds`); and M·P ≥ Σ_r m_r·t_r ≥
+      Σ_p min_m m·D_p(m) + β·Σ_e w_e; the larger bounds the period;
+    * R·max ≥ both the Σ bound and the period bound (sync_latency).
+
+    Unlike :func:`period_lower_bound`, nothing here follows the item order, so it holds
+    for the DP over ideals' space too — the bound the fall-back of ``dp`` reports for
+    DAGs with too many ideals. With a transfer model of another class only the compute
+    terms are used (its shape is unknown).
+    """
+    g = np.asarray(inst.group_time, dtype=float)  # (n, M): D_p(m)
+    n, M = g.shape
+    w = np.asarray(inst.edge_bytes, dtype=float)
+    tr = inst.transfer
+    counts = np.arange(1, M + 1)
+    kind = aggregate(inst.objective)
+    affine = type(tr) is TransferModel and float(w.sum()) > 0
+    if affine:
+        probe = 1e6  # slopes of affine pieces: any two positive volumes give them
+        c_slope = (np.asarray(tr.within(counts, 2 * probe), dtype=float) -
+                   np.asarray(tr.within(counts, probe), dtype=float)) / probe
+        t_slope = (float(tr.between(2 * probe)) - float(tr.between(probe))) / probe
+        edges = max(0.0, min(float(c_slope.min()), t_slope)) * float(w.sum())
+    else:
+        edges = 0.0
+    total = float(g.min(axis=1).sum()) + edges
+    value = total
+    if kind != "sum":
+        work = (float((g * counts[None, :]).min(axis=1).sum()) + edges) / M
+        held = g
+        if affine:  # p's outgoing bytes split between C and T: least at an end
+            out = w.sum(axis=1)
+            held = g + np.minimum(np.asarray(tr.within(counts[None, :], out[:, None])),
+                                  np.asarray(tr.between(out))[:, None])
+        period = max(work, float(held.min(axis=1).max()) if n else 0.0)
+        if affine:
+            period = _held_stage_bounds(g, w, c_slope, t_slope, period)
+        value = period if kind == "max" else max(period, total)
+    return value * (1 - FULL_SPACE_MARGIN)
 
 
 def fewest_chiplets(table: np.ndarray, P: float, M: int, regions: int | None
