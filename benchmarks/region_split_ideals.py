@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 
 from chipsched.api import make_instance, solve, warm_up
 from chipsched.formulations.region_split.ideals import MAX_IDEALS
@@ -47,10 +46,9 @@ def main() -> None:
                 for obj in a.objectives.split(","):
                     inst = make_instance("region_split", net, chip, objective=obj,
                                          items=items)
-                    t0 = time.perf_counter()
                     r = solve("region_split", inst, "dp", max_ideals=a.max_ideals,
                               time_limit=a.time_limit)
-                    dt = time.perf_counter() - t0
+                    dt = r.wall_s  # the method's clock (the face loads solvers before it)
                     lin = solve("region_split", inst, "dp", order_only=True)
                     st = r.metrics["solver"]
                     ideals = f"{st['ideals']:,}" if "ideals" in st else \

@@ -111,14 +111,16 @@ def full_space_bound(inst: ChipletInstance) -> float:
     D_r + C(m_r, in_r) + T(sent_r) with D additive over its items, and C(m, ·), T
     zero at 0 and affine with a non-negative fixed term above it (the instance's
     :class:`TransferModel`); every edge is either inside one stage (C) or sent by one
-    (T). Hence, with β = the cheapest per-byte slope of C over m and of T:
+    (T). Charging each edge to its producer p, on p's stage's count m it costs at
+    least β(m)·w, β(m) = min(C's per-byte slope on m, T's). Hence, with
+    e_p(m) = D_p(m) + β(m)·out_p (out_p: p's outgoing bytes):
 
-    * Σ of the stage times ≥ Σ_p min_m D_p(m) + β·Σ_e w_e  (cost, latency);
+    * Σ of the stage times ≥ Σ_p min_m e_p(m)  (cost, latency);
     * the period ≥ the least time of any stage holding item p, for every p: at least
       min_m [D_p(m) + min(C(m, out_p), T(out_p))] (p's outgoing bytes split between C
       and T; two such affine pieces sum to their least at an end), and at least a
       minimum cut per item and count (:func:`_held_stage_bounds`); and M·P ≥ Σ_r m_r·t_r ≥
-      Σ_p min_m m·D_p(m) + β·Σ_e w_e; the larger bounds the period;
+      Σ_p min_m m·e_p(m); the larger bounds the period;
     * R·max ≥ both the Σ bound and the period bound (sync_latency).
 
     Unlike :func:`period_lower_bound`, nothing here follows the item order, so it holds
@@ -133,18 +135,20 @@ def full_space_bound(inst: ChipletInstance) -> float:
     counts = np.arange(1, M + 1)
     kind = aggregate(inst.objective)
     affine = type(tr) is TransferModel and float(w.sum()) > 0
+    # per item p and count m: D_p(m) + the cheapest per-byte way to move p's outgoing
+    # bytes on m (inside the stage, C's slope, or sent, T's slope)
+    per_item = g
     if affine:
         probe = 1e6  # slopes of affine pieces: any two positive volumes give them
         c_slope = (np.asarray(tr.within(counts, 2 * probe), dtype=float) -
                    np.asarray(tr.within(counts, probe), dtype=float)) / probe
         t_slope = (float(tr.between(2 * probe)) - float(tr.between(probe))) / probe
-        edges = max(0.0, min(float(c_slope.min()), t_slope)) * float(w.sum())
-    else:
-        edges = 0.0
-    total = float(g.min(axis=1).sum()) + edges
+        per_item = g + np.maximum(0.0, np.minimum(c_slope, t_slope))[None, :] * \
+            w.sum(axis=1)[:, None]
+    total = float(per_item.min(axis=1).sum())
     value = total
     if kind != "sum":
-        work = (float((g * counts[None, :]).min(axis=1).sum()) + edges) / M
+        work = float((per_item * counts[None, :]).min(axis=1).sum()) / M
         held = g
         if affine:  # p's outgoing bytes split between C and T: least at an end
             out = w.sum(axis=1)
