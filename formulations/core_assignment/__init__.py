@@ -38,9 +38,18 @@ from chipsched.result import Status
 from chipsched.solvers.bruteforce import MAX_CANDIDATES, STOPPED, enumerate_best
 from chipsched.solvers.options import SolveOptions
 
-from .bnb import solve_qap_bnb, symmetry_representatives
+from .bnb import gilmore_lawler_bound, solve_qap_bnb, symmetry_representatives
+from .bounds import (
+    FLOAT_MARGIN,
+    RLT1_MAX,
+    BoundReport,
+    cut_bound,
+    mesh_distances,
+    qap_bounds,
+    ring_bound,
+)
 
-__all__ = ["solve_qap_bnb", "symmetry_representatives"]
+__all__ = ["joint_bound", "placement_bound", "solve_qap_bnb", "symmetry_representatives"]
 
 D = "core_assignment"
 #: Largest model the exact methods build, in assignment variables (items × cores or
@@ -250,6 +259,8 @@ def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOut
                                                    options.budget, warm_cores)
         stats.update({"nodes": nodes, "formulation": "Gilmore–Lawler branch and bound"})
         status = Status.OPTIMAL if proven else Status.TIME_LIMIT
+        if not proven:
+            lb = int(_best_placement_bound(instance, q, lb, stats, options.budget, False))
         if gc is None:
             return MethodOutput(status, None, bound=instance.objective_from_traffic(lb, cut),
                                 stats=stats)
@@ -266,6 +277,8 @@ def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOut
     stats.update({**out.stats, "formulation": "qap (b)", "backend": out.backend})
     bound = None if out.bound is None else \
         _round_bound(instance, instance.objective_from_traffic(out.bound, cut))
+    if out.status is not Status.OPTIMAL:
+        bound = _best_placement_bound(instance, q, bound, stats, options.budget)
     if gc is None:
         res = MethodOutput(out.status, None, bound=bound, stats=stats)
     else:
@@ -276,6 +289,27 @@ def _place(instance: Instance, options: SolveOptions, backend: str) -> MethodOut
                            model_objective=instance.objective_from_traffic(out.objective,
                                                                            cut))
     return res
+
+
+def _best_placement_bound(instance: Instance, q: Any, bound: float | None,
+                          stats: dict[str, Any], budget: Any, scaled: bool = True
+                          ) -> float | None:
+    """The larger of a placement method's own bound and the QAP bounds of its quotient
+    (Gilmore–Lawler, projection; RLT-1 when small and time is left), in the objective's
+    units (traffic units when not ``scaled``)."""
+    if q.n > PLACEMENT_BOUND_MAX_GROUPS or q.n < 2 or instance.objective.name == "cut":
+        return bound  # a placement does not change a fixed partition's cut
+    rep = placement_bound(instance, q, budget, RLT1_MAX)
+    stats["placement_bounds"] = {k: (None if v is None else round(v, 3))
+                                 for k, v in rep.parts.items()}
+    val = _integral(instance, rep.value)
+    if scaled:
+        val = instance.objective_from_traffic(val, val)
+    return val if bound is None else max(bound, val)
+
+
+#: largest quotient (groups) whose QAP bounds the placement methods add
+PLACEMENT_BOUND_MAX_GROUPS = 256
 
 
 SPACE = "placements of a fixed partition (the warm start's — e.g. of -p groups=METHOD —, " \
@@ -329,6 +363,90 @@ def milp_place(instance: Instance, options: SolveOptions) -> MethodOutput:
 def bnb_place(instance: Instance, options: SolveOptions) -> MethodOutput:
     """As :func:`cpsat_place`, by branch and bound."""
     return _place(instance, options, "bnb")
+
+
+# ---------------------------------------------------------------------------------------
+# the bound
+
+
+@dataclass(frozen=True)
+class BoundParams:
+    iterations: int = param(60, "supergradient steps of the Donath–Hoffman diagonal", ge=0)
+    rlt1_max: int = param(RLT1_MAX, "largest RLT-1 LP (y variables) for one vertex per "
+                          "core", ge=0)
+
+
+def _bound_applies(instance: Instance, params: Any, warm: bool = False) -> str | None:
+    if instance.multicast:
+        return ("the ring and cut bounds count synapses, and one multicast packet serves "
+                "many: no bound for the multicast objective yet")
+    return None
+
+
+def _integral(instance: Instance, x: float) -> float:
+    """Round a float bound on an integer quantity up, less the float sums' margin."""
+    return float(math.ceil(x - FLOAT_MARGIN * max(1.0, abs(x)) - 1e-9))
+
+
+def joint_bound(instance: Instance, budget: Any = None, iterations: int = 60,
+                rlt1_max: int = RLT1_MAX) -> BoundReport:
+    """The best lower bound on the instance's traffic (or cut, for ``cut``) over every
+    mapping: the ring-capacity bound, the Donath–Hoffman cut bound (each cut synapse
+    travels at least one hop) and — when no two vertices fit on a core, so that the
+    problem is a placement — the QAP bounds of the graph itself."""
+    import time as _time
+
+    g = instance.graph
+    cut_only = instance.objective.name == "cut"
+    parts: dict[str, float | None] = {}
+    secs: dict[str, float] = {}
+    t = _time.perf_counter()
+    ring, how = ring_bound(g, instance.rows, instance.cols, instance.capacity, cut_only)
+    parts["ring"] = _integral(instance, ring)
+    secs["ring"] = _time.perf_counter() - t
+    dh, _ = cut_bound(g, instance.capacity, instance.n_cores, budget, iterations)
+    parts["cut (Donath–Hoffman)"] = _integral(instance, dh)
+    secs["cut (Donath–Hoffman)"] = _time.perf_counter() - t - secs["ring"]
+    if instance.forced_partition and not cut_only and g.n <= instance.n_cores:
+        u, v, w = g.edges()
+        F = np.zeros((g.n, g.n), np.int64)
+        F[u, v] = w
+        F[v, u] = w
+        rep = qap_bounds(F, mesh_distances(instance.rows, instance.cols), budget, rlt1_max)
+        for k, val in rep.parts.items():
+            parts[k] = None if val is None else _integral(instance, val)
+        secs.update(rep.seconds)
+    by = max((k for k, val in parts.items() if val is not None), key=lambda k: parts[k])
+    return BoundReport(float(parts[by]), by, parts,
+                       {k: round(val, 3) for k, val in secs.items()})
+
+
+@method(D, "bound", "bound", "a proven lower bound for every mapping: ring capacity "
+        "(local packing), Donath–Hoffman cut × one hop, and the QAP bounds when every "
+        "vertex needs its own core; no mapping",
+        source="ours (ring capacity); Donath and Hoffman 1973; Gilmore 1962, Lawler 1963; "
+        "Hadley, Rendl and Wolkowicz 1992; Adams and Johnson 1994",
+        params=BoundParams, applies=_bound_applies)
+def bound(instance: Instance, options: SolveOptions, params: BoundParams) -> MethodOutput:
+    """The best of :func:`joint_bound`'s bounds, in the instance's objective."""
+    rep = joint_bound(instance, options.budget, params.iterations, params.rlt1_max)
+    val = rep.value
+    lb = instance.objective_from_traffic(val, val)
+    stats = {"bound_by": rep.by, **{f"bound_{k}": v for k, v in rep.parts.items()},
+             "bound_seconds": rep.seconds}
+    return MethodOutput(Status.BOUND_ONLY, bound=lb, stats=stats,
+                        message=f"bound from {rep.by}; no mapping")
+
+
+def placement_bound(instance: Instance, q: Any, budget: Any = None,
+                    rlt1_max: int = 0) -> BoundReport:
+    """The best QAP bound on placing the quotient ``q`` (groups, their flows) on the mesh
+    (traffic units): valid for that partition's placements only."""
+    u, v, w = q.edges()
+    F = np.zeros((q.n, q.n), np.int64)
+    F[u, v] = w
+    F[v, u] = w
+    return qap_bounds(F, mesh_distances(instance.rows, instance.cols), budget, rlt1_max)
 
 
 # ---------------------------------------------------------------------------------------
@@ -410,4 +528,9 @@ def warm_up_kernels() -> None:
 
     F = np.array([[0, 3, 1], [3, 0, 2], [1, 2, 0]], np.int64)
     solve_qap_bnb(F, 2, 2)
+    from chipsched.neurongraph import NeuronGraph
+
+    g = NeuronGraph.from_edges(np.ones(3, np.int64), [0, 1], [1, 2], [1, 1])
+    ring_bound(g, 1, 3, 1)
+    gilmore_lawler_bound(F, mesh_distances(2, 2))
     solve_qap_bnb(F, 2, 2, Budget(polls=0), np.array([0, 1, 2], np.int64), chunk=1)

@@ -289,3 +289,22 @@ def solve_qap_bnb(F: np.ndarray, rows: int, cols: int, budget: Budget | None = N
     if cpos[dcur] < 0:
         lb = min(lb, int((candb[dcur - 1, cpos[dcur - 1] - 1] + 1) // 2) if dcur > 0 else 0)
     return (best if best[0] >= 0 else None), int(ub), lb, False, nodes
+
+
+def gilmore_lawler_bound(F: np.ndarray, D: np.ndarray) -> int:
+    """The Gilmore–Lawler bound of the root (nothing placed) on min Σ_{g<h} F_gh·D(p_g,
+    p_h) over injective placements of the G groups of symmetric integer flows ``F`` on
+    the locations of the symmetric integer distance matrix ``D`` (N × N, N ≥ G; the
+    mesh's hops for a placement) — see the module docstring."""
+    F = np.ascontiguousarray(F, dtype=np.int64)
+    D = np.ascontiguousarray(D, dtype=np.int64)
+    G = F.shape[0]
+    N = D.shape[0]
+    if G < 2:
+        return 0
+    order = np.arange(G, dtype=np.int64)
+    pos = np.full(G, -1, np.int64)
+    free = np.arange(N, dtype=np.int64)
+    a = np.empty((G, N), np.int64)
+    cost2, _, _ = _node_bound(F, D, order, 0, pos, free, N, a)
+    return int((cost2 + 1) // 2)

@@ -1,0 +1,109 @@
+"""core_assignment bounds (issue 27): best known, each bound, the best bound, their ratio
+and the seconds each bound takes.
+
+Neuron graphs (``--graphs``, default the library's three neuron graphs, a layered random
+graph and a stencil): the best of ``seed004-plus`` and ``tabu`` (``--limit`` s each, seed
+0) as the best known of this run, and the ``bound`` method (``--limit`` s): ring capacity,
+Donath–Hoffman cut × one hop. QAPLIB (``--qaplib DIR``: every ``*.dat`` with a ``*.sln``,
+grid or not — the bounds take the file's own distance matrix): the optimum or best known
+of the ``.sln``, Gilmore–Lawler, projection and RLT-1 (up to ``--rlt1-max`` y variables).
+
+    python benchmarks/core_assignment_bounds.py --qaplib DIR
+    python benchmarks/core_assignment_bounds.py --graphs lenet5-neurons --limit 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+from pathlib import Path
+
+import numpy as np
+
+from chipsched.api import make_instance, solve
+from chipsched.formulations.core_assignment.bounds import RLT1_MAX, qap_bounds, rlt1_size
+
+GRAPHS = ("lenet5-neurons;vgg-cifar-neurons;resnet-cifar-neurons;"
+          "layered:layers=8,width=1000,fanin=24,seed=1;stencil:nx=96,ny=96,radius=2")
+
+
+def qaplib_rows(data: Path, rlt1_max: int) -> None:
+    print("| instance | n | optimum / best known | Gilmore–Lawler | projection | RLT-1 | "
+          "best bound | best / optimum | seconds (GL, PB, RLT-1) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    ratios = []
+    for dat in sorted(data.glob("*.dat")):
+        sln = dat.with_suffix(".sln")
+        if not sln.exists():
+            continue
+        toks = np.array(dat.read_text().split(), dtype=np.int64)
+        n = int(toks[0])
+        a = toks[1:1 + n * n].reshape(n, n)
+        b = toks[1 + n * n:1 + 2 * n * n].reshape(n, n)
+        opt = float(sln.read_text().split()[1])
+        # Σ_ij a_ij b_p(i)p(j) = Σ_{i<j} (a_ij + a_ji)·b_p(i)p(j) for symmetric b (the
+        # grid instances): a symmetric flow with a zero diagonal
+        if not np.array_equal(b, b.T) and np.array_equal(a, a.T):
+            a, b = b, a
+        if not np.array_equal(b, b.T):
+            print(f"| {dat.stem} | {n} | {opt:,.0f} | neither matrix symmetric: skipped |")
+            continue
+        F = a + a.T
+        np.fill_diagonal(F, 0)
+        rep = qap_bounds(F, b.astype(float), None, rlt1_max)
+        p = rep.parts
+        best = rep.value
+        ratios.append(best / opt)
+        sec = ", ".join(f"{rep.seconds.get(k, 0):.2f}" for k in ("gilmore-lawler",
+                                                                "projection", "rlt1"))
+        rl = "—" if p["rlt1"] is None else f"{p['rlt1']:,.1f}"
+        if p["rlt1"] is None:
+            rl += f" ({rlt1_size(n, n):,} y > max)"
+        print(f"| {dat.stem} | {n} | {opt:,.0f} | {p['gilmore-lawler']:,.0f} | "
+              f"{p['projection']:,.1f} | {rl} | {best:,.1f} ({rep.by}) | "
+              f"{best / opt:.3f} | {sec} |", flush=True)
+    if ratios:
+        print(f"\nbest bound / optimum: mean {np.mean(ratios):.3f}, "
+              f"least {min(ratios):.3f} over {len(ratios)} instances")
+
+
+def graph_rows(specs: list[str], limit: float) -> None:
+    print("| graph | vertices | synapses | mesh × capacity | best known (method) | ring | "
+          "cut (Donath–Hoffman) | best bound | best known / best bound | bound s |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    for spec in specs:
+        inst = make_instance("core_assignment", spec)
+        found = []
+        for m in ("seed004-plus", "tabu"):
+            r = solve("core_assignment", inst, m, time_limit=limit, seed=0)
+            if r.objective is not None:
+                found.append((r.objective, m, r.wall_s))
+        best, how, _ = min(found)
+        b = solve("core_assignment", inst, "bound", time_limit=limit)
+        st = b.metrics["solver"]
+        ring = st.get("bound_ring")
+        dh = st.get("bound_cut (Donath–Hoffman)")
+        print(f"| {spec} | {inst.n:,} | {inst.graph.m:,} | {inst.rows}×{inst.cols} × "
+              f"{inst.capacity} | {best:,.0f} ({how}) | {ring:,.0f} | {dh:,.0f} | "
+              f"{b.bound:,.0f} | {best / b.bound:.2f} | {b.wall_s:.1f} |", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--qaplib", type=Path, default=None)
+    ap.add_argument("--graphs", default=None,
+                    help=f"specs separated by ';' (default: {GRAPHS})")
+    ap.add_argument("--limit", type=float, default=60.0, help="seconds per run")
+    ap.add_argument("--rlt1-max", type=int, default=RLT1_MAX)
+    a = ap.parse_args()
+    print(f"machine: {platform.machine()}, python {platform.python_version()}\n")
+    if a.qaplib is not None:
+        qaplib_rows(a.qaplib, a.rlt1_max)
+        print()
+    if a.graphs is not None or a.qaplib is None:
+        specs = (a.graphs or GRAPHS).split(";")
+        graph_rows(specs, a.limit)
+
+
+if __name__ == "__main__":
+    main()

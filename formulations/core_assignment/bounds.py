@@ -1,0 +1,476 @@
+"""Lower bounds for core_assignment that apply at every size (docs/core_assignment.md,
+"Bounds").
+
+Joint problem (partition + placement on the mesh), valid for every mapping:
+
+* :func:`ring_bound` — the ring-capacity (local packing) relaxation: each vertex's
+  synapses, packed on their own around it;
+* :func:`cut_bound` — the Donath–Hoffman eigenvalue bound on the capacity-constrained
+  k-way cut, with its diagonal optimised by supergradient ascent; every cut synapse
+  travels at least one hop.
+
+Placement of a fixed quotient (a QAP on the mesh), valid for that partition only:
+
+* Gilmore–Lawler (:func:`.bnb.gilmore_lawler_bound`), :func:`projection_bound` (Hadley,
+  Rendl and Wolkowicz 1992) and :func:`rlt1_bound` (the level-1 reformulation-
+  linearization LP of Adams and Johnson 1994); :func:`qap_bounds` reports the best.
+
+All values are in traffic units (Σ weight·hops) or cut units (Σ weight of cut synapses).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba as nb
+import numpy as np
+import scipy.linalg as sl
+import scipy.sparse as sp
+
+from chipsched.budget import Budget
+from chipsched.neurongraph.graph import NeuronGraph
+
+__all__ = ["BoundReport", "cut_bound", "mesh_ball_counts", "projection_bound",
+           "qap_bounds", "ring_bound", "rlt1_bound", "rlt1_size"]
+
+#: a computed float bound is lowered by this relative margin before an integer objective
+#: rounds it up: the sums run in floating point
+FLOAT_MARGIN = 1e-9
+#: largest graph whose eigenvalues come from a dense solver (exact up to rounding);
+#: above it, ARPACK's Lanczos iteration
+DENSE_MAX = 3000
+#: eigenvalues per ARPACK call at most; the parts beyond share the next eigenvalue
+MAX_EIGS = 48
+#: largest RLT-1 LP (y variables) built by default: n = 15 groups on 15 cores (22,050;
+#: ~40 s here); nug20 (72,200) took 684 s for a bound below the projection bound
+RLT1_MAX = 25_000
+
+
+@dataclass(frozen=True)
+class BoundReport:
+    """A lower bound (``value``), the method that gave it and the figures of each bound
+    tried (``parts``: name → value or None when not run, ``seconds``: name → time)."""
+
+    value: float
+    by: str
+    parts: dict[str, float | None] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------
+# ring capacity
+
+
+def mesh_ball_counts(rows: int, cols: int) -> np.ndarray:
+    """``c[d]`` = the most cores any core of a rows×cols mesh has within d hops
+    (itself included), for d = 0 … rows + cols − 2."""
+    dmax = rows + cols - 2
+    r = np.arange(rows)
+    c = np.arange(cols)
+    # per position, how many rows (columns) lie at each distance
+    hr = np.zeros((rows, dmax + 1), np.int64)
+    np.add.at(hr, (np.repeat(r, rows), np.abs(r[:, None] - r[None, :]).ravel()), 1)
+    hc = np.zeros((cols, dmax + 1), np.int64)
+    np.add.at(hc, (np.repeat(c, cols), np.abs(c[:, None] - c[None, :]).ravel()), 1)
+    cum_c = np.cumsum(hc, axis=1)
+    best = np.zeros(dmax + 1, np.int64)
+    for d in range(dmax + 1):
+        # cores within d of (i, j): Σ_a hr[i, a] · cum_c[j, d − a]
+        a = np.arange(d + 1)
+        cnt = hr[:, a] @ cum_c[:, d - a].T  # (rows, cols)
+        best[d] = int(cnt.max())
+    return best
+
+
+@nb.njit(cache=True)
+def _stars(indptr, indices, weights, sizes, share, ring_cap, total_cap, cut_only
+           ):  # pragma: no cover - numba
+    """Σ over vertices v of the cheapest fractional packing of v's (shared) synapses
+    into the rings around v's core: ring d holds ``ring_cap[d] − size(v)`` units of size
+    in all (cumulative), a unit at ring d costs d hops (1 when ``cut_only``)."""
+    n = sizes.shape[0]
+    total = 0.0
+    D = ring_cap.shape[0]
+    for v in range(n):
+        a, b = indptr[v], indptr[v + 1]
+        k = b - a
+        if k == 0:
+            continue
+        dens = np.empty(k)
+        ww = np.empty(k)
+        ss = np.empty(k)
+        for t in range(k):
+            e = a + t
+            w = weights[e] * share[e]
+            ww[t] = w
+            ss[t] = sizes[indices[e]]
+            dens[t] = w / ss[t] if ss[t] > 0 else np.inf
+        order = np.argsort(-dens)
+        wtot = 0.0
+        stot = 0.0
+        for t in range(k):
+            wtot += ww[t]
+            stot += ss[t]
+        if wtot <= 0.0:
+            continue
+        # walk the rings: the weight left beyond ring d's cumulative capacity costs one
+        # more hop per ring
+        placed_w = 0.0
+        placed_s = 0.0
+        p = 0
+        frac = 0.0  # the share of order[p] already placed
+        cost = 0.0
+        for d in range(D):
+            cap = min(ring_cap[d], total_cap) - sizes[v]
+            if cap < 0.0:
+                cap = 0.0
+            while p < k and placed_s + (1.0 - frac) * ss[order[p]] <= cap:
+                placed_w += (1.0 - frac) * ww[order[p]]
+                placed_s += (1.0 - frac) * ss[order[p]]
+                frac = 0.0
+                p += 1
+            if p < k and ss[order[p]] > 0.0:
+                room = cap - placed_s
+                if room > 0.0:
+                    f = room / ss[order[p]]
+                    placed_w += f * ww[order[p]]
+                    placed_s += f * ss[order[p]]
+                    frac += f
+            left = wtot - placed_w
+            if left <= 1e-12 * wtot:
+                break
+            cost += left
+            if cut_only:
+                break
+        total += cost
+    return total
+
+
+def ring_bound(graph: NeuronGraph, rows: int, cols: int, capacity: int,
+               cut_only: bool = False) -> tuple[float, str]:
+    """The ring-capacity (local packing) lower bound on Σ weight·hops (on the cut weight
+    with ``cut_only``) of every mapping of ``graph`` on the mesh; returns (bound, which
+    share of the synapses gave it).
+
+    Relaxation: the synapses are split between their two ends (each end owns a share,
+    the shares of a synapse summing to 1), and each vertex v packs the synapses it owns
+    alone, ignoring every other vertex: the neighbours on v's core have total size at
+    most capacity − size(v), those within d hops at most capacity × (the most cores
+    any core has within d hops) − size(v); the cheapest fractional packing puts the
+    heaviest synapse per unit of size nearest. Any mapping pays at least this for each
+    vertex's share, hence at least the sum. Two splits are tried — halves, and each
+    synapse to its end of larger weighted degree — and the larger sum is returned."""
+    n = graph.n
+    if graph.m == 0 or n == 0:
+        return 0.0, "no synapses"
+    ring_cap = (mesh_ball_counts(rows, cols) * capacity).astype(np.float64)
+    total_cap = float(rows * cols * capacity)
+    sizes = graph.sizes.astype(np.float64)
+    src = np.repeat(np.arange(n), np.diff(graph.indptr))
+    dst = graph.indices.astype(np.int64)
+    half = np.full(graph.indices.shape[0], 0.5)
+    wdeg = np.bincount(src, weights=graph.weights, minlength=n)
+    own = (wdeg[src] > wdeg[dst]) | ((wdeg[src] == wdeg[dst]) & (src < dst))
+    best, how = -1.0, ""
+    for share, name in ((half, "halves"), (own.astype(np.float64), "heavier end")):
+        val = _stars(graph.indptr, graph.indices, graph.weights.astype(np.float64), sizes,
+                     share, ring_cap, total_cap, cut_only)
+        if val > best:
+            best, how = float(val), name
+    return best, how
+
+
+# ---------------------------------------------------------------------------------------
+# Donath–Hoffman
+
+
+def part_sizes(graph: NeuronGraph, capacity: int) -> np.ndarray:
+    """The vertex counts (descending) of the parts that majorize every feasible
+    partition: each core holds at most t vertices, t = the most of the smallest sizes
+    that fit; the counts (t, t, …, rest)."""
+    s = np.sort(graph.sizes)
+    t = int(np.searchsorted(np.cumsum(s), capacity, side="right"))
+    t = max(t, 1)
+    q, r = divmod(graph.n, t)
+    return np.array([t] * q + ([r] if r else []), dtype=np.float64)
+
+
+def _smallest_eigs(M: Any, k: int, dense: bool, v0: np.ndarray | None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The k smallest eigenvalues (ascending) of the symmetric M, each lowered by its
+    residual norm (a true eigenvalue lies within it: Bauer–Fike for symmetric matrices),
+    and their eigenvectors."""
+    if dense:
+        lam, X = sl.eigh(M, subset_by_index=[0, k - 1])
+        return lam, X
+    from scipy.sparse.linalg import eigsh
+
+    lam, X = eigsh(M, k=k, which="SA", tol=1e-9, v0=v0)
+    o = np.argsort(lam)
+    lam, X = lam[o], X[:, o]
+    res = np.linalg.norm(M @ X - X * lam, axis=0)
+    return lam - res, X
+
+
+def _dh_value(lam: np.ndarray, m: np.ndarray) -> float:
+    """½ Σ m_i λ_i for the parts with an eigenvalue; the remaining parts' vertices share
+    the last eigenvalue computed (every later eigenvalue is at least it)."""
+    k = lam.shape[0]
+    head = m[:k - 1]
+    rest = float(m[k - 1:].sum())
+    return 0.5 * (float(head @ lam[:k - 1]) + rest * float(lam[k - 1]))
+
+
+def cut_bound(graph: NeuronGraph, capacity: int, n_cores: int,
+              budget: Budget | None = None, iterations: int = 60
+              ) -> tuple[float, dict[str, Any]]:
+    """The Donath–Hoffman lower bound on the weight of the synapses cut by any partition
+    of ``graph`` into at most ``n_cores`` parts that fit a core (Donath and Hoffman,
+    IBM J. Res. Dev. 17 (1973)).
+
+    For a partition with part counts m₁ ≥ m₂ ≥ … and any diagonal U with Σ u = 0,
+    cut = ½ Σ_i m_i y_iᵀ(L + U)y_i with y_i the normalised indicator of part i
+    (orthonormal), hence cut ≥ ½ Σ_i m_i λ_i(L + U) (λ ascending); the counts that
+    majorize every feasible partition (:func:`part_sizes`) give the least such value.
+    U is improved by projected supergradient ascent (the function is concave in U) until
+    ``iterations`` or the budget; every iterate's value is a bound, the best is kept.
+    Dense eigenvalues up to :data:`DENSE_MAX` vertices, ARPACK above (each eigenvalue
+    lowered by its residual norm)."""
+    t0 = time.perf_counter()
+    n = graph.n
+    m = part_sizes(graph, capacity)
+    if n <= 1 or graph.m == 0 or m.shape[0] <= 1:
+        return 0.0, {"iterations": 0}
+    A = sp.csr_matrix((graph.weights.astype(np.float64), graph.indices, graph.indptr),
+                      shape=(n, n))
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    dense = n <= DENSE_MAX
+    k = min(m.shape[0], n - 1 if not dense else n, MAX_EIGS)
+    k = max(k, 2)
+    Ad = A.toarray() if dense else None
+    u = deg.mean() - deg  # a constant diagonal: a good start (Donath and Hoffman)
+    best, it, v0 = -math.inf, 0, None
+    target_gap = 0.05
+    longest = 0.0
+    while it < iterations:
+        if budget is not None and it > 0:
+            left = budget.remaining()
+            # an eigenvalue solve cannot be interrupted: stop when the next could end
+            # past the limit
+            if budget.exhausted() or (left is not None and left < 1.2 * longest):
+                break
+        t_it = time.perf_counter()
+        diag = deg + u
+        if dense:
+            M = -Ad.copy()
+            M[np.diag_indices(n)] += diag
+        else:
+            M = (sp.diags(diag) - A).tocsc()
+        lam, X = _smallest_eigs(M, k, dense, v0)
+        f = _dh_value(lam, m)
+        it += 1
+        if f > best:
+            best = f
+        else:
+            target_gap *= 0.7
+        # supergradient: ½ Σ m_i x_i², the parts sharing the last eigenvalue on it
+        mm = np.concatenate([m[:k - 1], [m[k - 1:].sum()]])
+        g = 0.5 * (X ** 2 * mm[None, :]).sum(axis=1)
+        g -= g.mean()
+        gg = float(g @ g)
+        if gg <= 1e-18:
+            break
+        step = (best * target_gap + 1.0 + best - f) / gg  # Polyak step to a target above
+        u = u + step * g
+        u -= u.mean()
+        v0 = X[:, 0]
+        longest = max(longest, time.perf_counter() - t_it)
+    return max(best, 0.0), {"iterations": it, "eigenvalues": k,
+                            "solver": "dense" if dense else "arpack",
+                            "seconds": round(time.perf_counter() - t0, 3)}
+
+
+# ---------------------------------------------------------------------------------------
+# QAP bounds for the placement of a fixed quotient
+
+
+def mesh_distances(rows: int, cols: int) -> np.ndarray:
+    r, c = np.divmod(np.arange(rows * cols), cols)
+    return (np.abs(r[:, None] - r[None, :]) + np.abs(c[:, None] - c[None, :])).astype(
+        np.float64)
+
+
+def _lap(C: np.ndarray) -> float:
+    from scipy.optimize import linear_sum_assignment
+
+    r, c = linear_sum_assignment(C)
+    return float(C[r, c].sum())
+
+
+def projection_bound(F: np.ndarray, D: np.ndarray) -> float:
+    """The projection (eigenvalue) bound of Hadley, Rendl and Wolkowicz (Math. Oper. Res.
+    17 (1992)) on min over permutations X of ½ tr(F X D Xᵀ) — Σ flow·distance over the
+    pairs — for symmetric F and D with zero diagonals, F padded with zero (dummy) groups
+    to D's size. With V an orthonormal basis of 1⊥ and r = F1, s = D1:
+    tr(F X D Xᵀ) ≥ ⟨λ(VᵀFV), λ(VᵀDV)⟩₋ + min_X tr((2/N) r sᵀ Xᵀ) − (1ᵀr)(1ᵀs)/N²."""
+    N = D.shape[0]
+    Fp = np.zeros((N, N))
+    g = F.shape[0]
+    Fp[:g, :g] = F
+    if N == 1:
+        return 0.0
+    # an orthonormal basis of the complement of the ones vector
+    Q, _ = np.linalg.qr(np.column_stack([np.ones(N), np.eye(N)[:, :N - 1]]))
+    V = Q[:, 1:]
+    a = np.linalg.eigvalsh(V.T @ Fp @ V)
+    b = np.linalg.eigvalsh(V.T @ D @ V)
+    quad = float(a @ b[::-1])  # minimal scalar product: ascending against descending
+    r = Fp.sum(axis=1)
+    s = D.sum(axis=1)
+    lin = _lap((2.0 / N) * np.outer(r, s))
+    const = float(r.sum()) * float(s.sum()) / N ** 2
+    return 0.5 * (quad + lin - const)
+
+
+def rlt1_size(g: int, N: int) -> int:
+    """Variables y_ijkl (i < k, j ≠ l) of the level-1 RLT of g groups on N cores."""
+    return g * (g - 1) // 2 * N * (N - 1)
+
+
+def rlt1_bound(F: np.ndarray, D: np.ndarray, time_limit: float | None = None
+               ) -> float | None:
+    """The level-1 reformulation-linearization bound (Adams and Johnson, DIMACS Series
+    16 (1994)) of min ½ tr(F X D Xᵀ): x_ij (group i on core j), y_ijkl = x_ij·x_kl for
+    i ≠ k, j ≠ l with y_ijkl = y_klij, and for every (i, j) and k ≠ i:
+    Σ_{l≠j} y_ijkl = x_ij (group k is somewhere else), for l ≠ j: Σ_{k≠i} y_ijkl ≤ x_ij
+    (core l holds at most one group; = when every core is used); the LP relaxation
+    (0 ≤ x ≤ 1) by HiGHS (scipy's ``linprog``). Returns None when HiGHS (interior point,
+    then crossover) does not prove the LP optimal in time."""
+    from scipy.optimize import linprog
+
+    g, N = F.shape[0], D.shape[0]
+    if g < 2:
+        return 0.0
+    nx = g * N
+    pairs = [(i, k) for i in range(g) for k in range(i + 1, g)]
+    P = len(pairs)
+    # y index: ((pair p) * N + j) * N + l for i<k of pair p, core j of i, core l of k
+    ny = P * N * N
+    cost = np.zeros(nx + ny)
+    pi = np.array([p[0] for p in pairs])
+    pk = np.array([p[1] for p in pairs])
+    fl = F[pi, pk]
+    cost[nx:] = (fl[:, None, None] * D[None, :, :]).ravel()
+    # y with j == l are fixed to 0 by their bounds
+    ub = np.ones(nx + ny)
+    diag = np.zeros((P, N, N), bool)
+    diag[:, np.arange(N), np.arange(N)] = True
+    ub[nx:][diag.ravel()] = 0.0
+    rows_eq, cols_eq, vals_eq, b_eq = [], [], [], []
+    rows_ub, cols_ub, vals_ub = [], [], []
+    r_eq = 0
+    r_ub = 0
+    pidx = {p: t for t, p in enumerate(pairs)}
+    jj, ll = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")
+    for i in range(g):
+        for k in range(g):
+            if k == i:
+                continue
+            if i < k:
+                p = pidx[(i, k)]
+                ymat = nx + (p * N + jj) * N + ll  # [j, l]: i on j, k on l
+            else:
+                p = pidx[(k, i)]
+                ymat = nx + (p * N + ll) * N + jj  # [j, l]: i on j, k on l
+            for j in range(N):
+                # Σ_l y(i j, k l) = x_ij
+                cols_eq.extend(ymat[j].tolist())
+                vals_eq.extend([1.0] * N)
+                rows_eq.extend([r_eq] * N)
+                cols_eq.append(i * N + j)
+                vals_eq.append(-1.0)
+                rows_eq.append(r_eq)
+                r_eq += 1
+    for i in range(g):
+        for j in range(N):
+            for l in range(N):  # noqa: E741 - a core, as in the papers
+                if l == j:
+                    continue
+                cs = []
+                for k in range(g):
+                    if k == i:
+                        continue
+                    if i < k:
+                        p = pidx[(i, k)]
+                        cs.append(nx + (p * N + j) * N + l)
+                    else:
+                        p = pidx[(k, i)]
+                        cs.append(nx + (p * N + l) * N + j)
+                cols_ub.extend(cs)
+                vals_ub.extend([1.0] * len(cs))
+                rows_ub.extend([r_ub] * len(cs))
+                cols_ub.append(i * N + j)
+                vals_ub.append(-1.0)
+                rows_ub.append(r_ub)
+                r_ub += 1
+    # assignment rows: every group on one core, every core at most one group
+    for i in range(g):
+        cols_eq.extend(range(i * N, i * N + N))
+        vals_eq.extend([1.0] * N)
+        rows_eq.extend([r_eq] * N)
+        r_eq += 1
+    b_eq = np.zeros(r_eq)
+    b_eq[r_eq - g:] = 1.0
+    A_eq = sp.csr_matrix((vals_eq, (rows_eq, cols_eq)), shape=(r_eq, nx + ny))
+    a_ub_rows, a_ub_cols, a_ub_vals = rows_ub, cols_ub, vals_ub
+    for j in range(N):
+        a_ub_cols.extend(range(j, nx, N))
+        a_ub_vals.extend([1.0] * g)
+        a_ub_rows.extend([r_ub] * g)
+        r_ub += 1
+    A_ub = sp.csr_matrix((a_ub_vals, (a_ub_rows, a_ub_cols)), shape=(r_ub, nx + ny))
+    b_ub = np.zeros(r_ub)
+    b_ub[r_ub - N:] = 1.0
+    opts: dict[str, Any] = {"presolve": True}
+    method = "highs-ipm"
+    if time_limit is not None:
+        opts["time_limit"] = max(float(time_limit), 0.01)
+    res = linprog(cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq,
+                  bounds=np.column_stack([np.zeros(nx + ny), ub]), method=method,
+                  options=opts)
+    if res.status != 0:
+        return None
+    # HiGHS's optimality tolerances (1e-7 relative): lowered by ten times that
+    return float(res.fun) - 1e-6 * max(1.0, abs(float(res.fun)))
+
+
+def qap_bounds(F: np.ndarray, D: np.ndarray, budget: Budget | None = None,
+               rlt1_max: int = RLT1_MAX) -> BoundReport:
+    """The best of the placement bounds of the quotient with symmetric integer flows F
+    (g × g) on the locations of the distance matrix D (the mesh's hops,
+    :func:`mesh_distances`): Gilmore–Lawler, projection, and RLT-1 when it has at most
+    ``rlt1_max`` y variables and the budget allows."""
+    from .bnb import gilmore_lawler_bound
+
+    F = np.asarray(F, dtype=np.float64)
+    D = np.asarray(D, dtype=np.float64)
+    parts: dict[str, float | None] = {}
+    secs: dict[str, float] = {}
+    t = time.perf_counter()
+    parts["gilmore-lawler"] = float(gilmore_lawler_bound(F.astype(np.int64), D))
+    secs["gilmore-lawler"] = time.perf_counter() - t
+    t = time.perf_counter()
+    parts["projection"] = projection_bound(F, D)
+    secs["projection"] = time.perf_counter() - t
+    g, N = F.shape[0], D.shape[0]
+    parts["rlt1"] = None
+    if rlt1_size(g, N) <= rlt1_max and (budget is None or not budget.exhausted()):
+        t = time.perf_counter()
+        left = None if budget is None else budget.solver_seconds()
+        parts["rlt1"] = rlt1_bound(F, D, left)
+        secs["rlt1"] = time.perf_counter() - t
+    by = max((k for k, v in parts.items() if v is not None), key=lambda k: parts[k])
+    return BoundReport(float(parts[by]), by, parts, {k: round(v, 4) for k, v in secs.items()})
