@@ -123,6 +123,9 @@ def load_suites(spec: str | os.PathLike[str] | Mapping[str, Any],
             data, source = read_data(str(path)), f"suite {s}"
     if not isinstance(data, Mapping):
         raise InputError(source, "a suite must be a mapping")
+    if "name" not in data:
+        raise InputError(f"{source}.name", "is required",
+                         "give the suite a name, e.g. name: my-sweep")
     if "runs" in data:
         runs = data["runs"]
         if not isinstance(runs, list) or not runs:
@@ -207,6 +210,12 @@ def _suite(data: Mapping[str, Any], source: str) -> Suite:
         else:
             raise InputError(f"{source}.methods[{i}]", "must be a method name or a mapping "
                              "with 'method' (and optional 'params')")
+    twice = [m for i, m in enumerate(parsed_methods) if m in parsed_methods[:i]]
+    if twice:
+        raise InputError(f"{source}.methods", f"lists {twice[0][0]!r} twice"
+                         + (" with the same params" if twice[0][1] else ""),
+                         "give each method (and parameter set) once; seeds: N repeats "
+                         "randomized methods")
     return Suite(name=str(data.get("name", source)), decision=str(data["decision"]),
                  instances=tuple(parsed),
                  methods=tuple(parsed_methods) if parsed_methods else None,

@@ -468,15 +468,51 @@ def _parse_params(items: list[str] | None, flag: str = "--param",
     from chipsched.errors import InputError
 
     out: dict[str, Any] = {}
+    given: dict[str, str] = {}
     for item in items or []:
         name, sep, raw = item.partition("=")
         if not sep or not name.strip().isidentifier():
             raise InputError(flag, f"{item!r} is not name=value", f"e.g. {example}")
+        key = name.strip()
+        if key in out:
+            raise InputError(f"{flag} {key}", f"given twice ({given[key]} and {item})",
+                             "give each parameter once")
+        given[key] = item
         try:
-            out[name.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+            out[key] = yaml.safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError:
-            out[name.strip()] = raw
+            out[key] = raw
     return out
+
+
+def _method_list(methods: str | None) -> list[str] | None:
+    """``--methods a,b``: None when not given; an empty list, or a name twice, is an
+    error rather than "every method" or a second run."""
+    from chipsched.errors import InputError
+
+    if methods is None:
+        return None
+    names = [m.strip() for m in methods.split(",")]
+    if not any(names):
+        raise InputError("--methods", "is empty", "name methods (e.g. --methods seed004,"
+                         "metis) or leave the option out for every method")
+    if not all(names):
+        raise InputError("--methods", f"{methods!r} has an empty name",
+                         "separate names by single commas")
+    seen = [n for i, n in enumerate(names) if n in names[:i]]
+    if seen:
+        raise InputError("--methods", f"names {seen[0]!r} twice", "give each method once "
+                         "(--seeds N runs a randomized method several times)")
+    return names
+
+
+def _json_or_format(json_: bool, fmt: str) -> None:
+    if json_ and fmt != "table":
+        from chipsched.errors import InputError
+
+        raise InputError("--json", f"conflicts with --format {fmt}",
+                         "give one of them: --json for one JSON object, --format for a "
+                         "table")
 
 
 OptionOpt = Annotated[list[str] | None, typer.Option(
@@ -649,12 +685,13 @@ def compare_cmd(
 
     reg = registry()
     dec = reg.decision(decision)
-    names = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
+    names = _method_list(methods)
     for n in names or []:
         dec.method(n)
     if fmt not in FORMATS:
         raise InputError("--format", f"unknown format {fmt!r}", f"use one of "
                          f"{', '.join(FORMATS)}")
+    _json_or_format(json_, fmt)
     if seeds < 1:
         raise InputError("--seeds", f"must be >= 1, got {seeds}",
                          "give how many seeds each randomized method runs, e.g. 5")
@@ -759,6 +796,7 @@ def bench_cmd(
     if fmt not in FORMATS:
         raise InputError("--format", f"unknown format {fmt!r}",
                          f"use one of {', '.join(FORMATS)}")
+    _json_or_format(json_, fmt)
     if suite == "list":
         _out().print("built-in suites: " + ", ".join(builtin_suites()))
         return

@@ -12,6 +12,56 @@ from typing import Any
 from chipsched.errors import InputError
 
 
+def _strict_loader() -> Any:
+    """PyYAML's safe loader that refuses what a chipsched file never needs and a hostile
+    one abuses: aliases (``*name`` — an alias bomb expands to gigabytes) and a key given
+    twice in one mapping (PyYAML keeps the last silently)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                ev = self.peek_event()
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"alias *{ev.anchor} (YAML aliases are not supported: "
+                    "write the value out)", ev.start_mark)
+            return super().compose_node(parent, index)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    dup = key in seen
+                except TypeError:  # an unhashable key: PyYAML reports it itself
+                    break
+                if dup:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} given twice in one mapping",
+                        key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return StrictLoader
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` without aliases and with each mapping's keys unique (see
+    :func:`_strict_loader`); raises ``yaml.YAMLError``."""
+    import yaml
+
+    return yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"key {k!r} given twice in one object")
+        out[k] = v
+    return out
+
+
 def read_data(path: str | os.PathLike[str]) -> Any:
     """Parse a YAML (``.yaml``/``.yml``) or JSON file; errors name the file and line."""
     import yaml
@@ -31,14 +81,16 @@ def read_data(path: str | os.PathLike[str]) -> Any:
                       "give a YAML or JSON document of ordinary depth")
     if p.suffix.lower() == ".json":
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=_unique_pairs)
         except json.JSONDecodeError as exc:
             raise InputError(f"{p}:{exc.lineno}", f"malformed JSON: {exc.msg}",
                              "fix the syntax at that line") from None
+        except ValueError as exc:
+            raise InputError(str(p), str(exc), "give each key once") from None
         except RecursionError:
             raise deep from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except RecursionError:
         raise deep from None
     except yaml.YAMLError as exc:

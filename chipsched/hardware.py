@@ -172,6 +172,9 @@ class Interconnect:
 
 #: the largest mesh (rows × cols) a chip may have: 128×128, a wafer of neuromorphic cores
 MAX_MESH_NODES = 16_384
+#: the clock range a chip file may give (1 MHz to 1 THz): outside it a typo or a unit
+#: mistake (Hz for GHz) would print latencies in gigaseconds
+FREQUENCY_GHZ = (1e-3, 1e3)
 
 
 @dataclass(frozen=True)
@@ -299,6 +302,11 @@ class Hardware:
         unit = None
         if "unit" in data:
             u = data["unit"]
+            f = float(u["frequency_ghz"])
+            if not FREQUENCY_GHZ[0] <= f <= FREQUENCY_GHZ[1]:
+                raise InputError(f"{source}.unit.frequency_ghz", f"{f:g} GHz is outside "
+                                 f"{FREQUENCY_GHZ[0]:g}–{FREQUENCY_GHZ[1]:g} GHz",
+                                 "give the clock in GHz, e.g. 1.0")
             unit = ComputeUnit(
                 array=ArraySpec(**u["array"]), buffer_bytes=u["buffer_bytes"],
                 frequency_ghz=float(u["frequency_ghz"]),

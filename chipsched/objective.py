@@ -148,6 +148,10 @@ def parse_objective(spec: str | Objective | None, objectives: ObjectiveSet) -> O
         m = re.fullmatch(fam.pattern, s)
         if m:
             o = fam.build(m)
+            if o.terms and all(c == 0 for _, c in o.terms):
+                raise InputError("objective", f"{spec!r} is a constant (every exponent or "
+                                 "weight is 0): nothing to minimize",
+                                 "give a positive exponent or weight, e.g. E^1·D^1")
             for known in objectives.named:  # e^2d^1 is the named e2d
                 if known.terms == o.terms and known.form == o.form:
                     return known

@@ -179,7 +179,8 @@ _LAYER_PROPS = {
     "R": _DIM, "S": _DIM, "stride": _DIM,
     "groups": _d(_DIM, "channel groups (depthwise: = C = K; attention: heads)"),
     "in_elems": _d(_ELEMS,
-                   "input activation elements per sample (default: sum of inputs)"),
+                   "input activation elements per sample (default: sum of inputs); "
+                   "required for a layer without inputs — the first layer of a file"),
     "weight_elems": _d(_ELEMS, "parameters (default: by kind)"),
     "ops": _d(_ELEMS, "non-MAC ops per sample (default: by kind)"),
     "control_flow": {"type": "boolean"},

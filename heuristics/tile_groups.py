@@ -49,6 +49,10 @@ from chipsched.problems.tile_groups.segments import is_ls, pareto_dp, segment_no
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
 
+#: the most SA rounds a run may ask for (a larger count never ends in practice; give a
+#: --time-limit for long runs)
+MAX_ROUNDS = 100_000_000
+
 #: SET's operator weights (sa.cpp: swap-front 10, swap-back 10, delete 20, add 20,
 #: batch down 20, batch up 20, move leaf 40): OP1 (swap) 20, OP2 (move) 40, others 20.
 OP_WEIGHTS = {"op1": 20, "op2": 40, "op3": 20, "op4": 20, "op5": 20, "op6": 20}
@@ -539,7 +543,8 @@ class SAParams:
     t0: float = param(0.07, "initial temperature T0 of SET's schedule T0·(1−x)/(1+α·x)",
                       gt=0)
     alpha: float = param(8, "α of SET's temperature schedule", ge=0)
-    iterations: int | None = param(None, "rounds", ge=0, none="β × layers")
+    iterations: int | None = param(None, "rounds (at most 10⁸: ~14 h at 2,000 rounds/s)", ge=0,
+                                   le=MAX_ROUNDS, none="β × layers")
     restart_frac: float = param(0.9, "fraction of the rounds after which the search "
                                 "restarts from the best tree", ge=0, le=1)
     space: str = param("full", "trees searched: 'full', or only LS ('ls') / LP ('lp') root "
@@ -635,7 +640,8 @@ def _stopped(out: MethodOutput, reason: str, done: str) -> MethodOutput:
 @dataclass(frozen=True)
 class RandomParams:
     beta: float = param(100, "rounds per layer: β × layers random moves in all", gt=0)
-    iterations: int | None = param(None, "rounds", ge=0, none="β × layers")
+    iterations: int | None = param(None, "rounds (at most 10⁸: ~14 h at 2,000 rounds/s)", ge=0,
+                                   le=MAX_ROUNDS, none="β × layers")
     space: str = param("full", "trees searched (as for sa)", choices=SPACES)
 
 

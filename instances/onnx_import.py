@@ -274,7 +274,25 @@ def _read(source: Any) -> tuple[onnx.ModelProto, str, str]:
         what = "no graph" if not model.HasField("graph") else "the graph has no nodes"
         raise InputError(label, f"not a valid ONNX model: {what}",
                          "export it again or check it with onnx.checker.check_model")
+    _check_versions(model, label)
     return model, label, default
+
+
+def _check_versions(model: onnx.ModelProto, label: str) -> None:
+    """Refuse an IR version or a default-domain opset newer than the installed onnx
+    knows (onnx.checker refuses them too): their ops' meaning is unknown here."""
+    from onnx import defs
+
+    if model.ir_version > onnx.IR_VERSION:
+        raise InputError(f"{label}: ir_version", f"{model.ir_version} is newer than the "
+                         f"{onnx.IR_VERSION} this onnx {onnx.__version__} reads",
+                         "export with an older IR version or upgrade onnx")
+    newest = defs.onnx_opset_version()
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx") and imp.version > newest:
+            raise InputError(f"{label}: opset_import", f"opset {imp.version} is newer "
+                             f"than the {newest} this onnx {onnx.__version__} knows",
+                             "export with an older opset (e.g. opset_version=17)")
 
 
 def _fix_batch(graph: onnx.GraphProto, label: str) -> set[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from chipsched.errors import InputError
-from chipsched.files import atomic_write, read_data
+from chipsched.files import atomic_write, load_yaml, read_data
 from chipsched.hardware import Hardware
 from chipsched.instances.networks import get_network
 from chipsched.problems.tile_groups import (
@@ -73,7 +73,7 @@ def read_data_any(path: str | os.PathLike[str]) -> Any:
     if p.suffix.lower() in (".json", ".yaml", ".yml"):
         return read_data(p)
     try:
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
+        return load_yaml(p.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
