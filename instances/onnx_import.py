@@ -9,7 +9,11 @@ an :class:`~chipsched.errors.InputError` (we do not divide: once a graph reshape
 the batch into other dims, e.g. ``[B·h, T, d]``, there is no reliable way to tell
 which factor was the batch). Other dims of the inputs must be fixed. Shapes that
 inference cannot derive (custom-domain ops) are taken from the exporter's
-``value_info``, its symbolic batch dim read as 1.
+``value_info``, its symbolic batch dim read as 1. Shape arithmetic that ONNX's data
+propagation does not follow — TorchScript exports compute reshape targets with
+Shape → Gather → Div → Cast → Concat, ranges and masks with Range / Equal / Where — is
+folded to constants (numpy, small integer tensors only) and inference run again, until
+nothing more folds, so such exports import as their dynamo or onnxsim versions do.
 
 Op mapping
 ----------
@@ -106,6 +110,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import onnx
 
 from chipsched.errors import InputError
@@ -207,12 +212,14 @@ def load_onnx(source: str | os.PathLike[str] | onnx.ModelProto, name: str | None
     """
     model, label, default_name = _read(source)
     batch_params = _fix_batch(model.graph, label)
-    try:
-        model = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
-                                                  data_prop=True)
-    except Exception as exc:  # any inference failure is a bad model
-        raise InputError(label, f"ONNX shape inference failed: {_reason(exc)}",
-                         "check the model with onnx.checker.check_model") from None
+    model = _infer(model, label)
+    # TorchScript exports compute reshape targets from Shape → Gather → Div → Concat
+    # chains that ONNX's data propagation does not follow (Div, Cast, Range, …): fold
+    # them to constants, then infer again, until nothing more folds
+    for _ in range(MAX_FOLD_ROUNDS):
+        if not _fold_shape_arithmetic(model):
+            break
+        model = _infer(model, label)
     recs = _Converter(model.graph, label, fallback, batch_params).run()
     if not recs:
         raise InputError(label, "no layers: every node is constant or was folded",
@@ -237,6 +244,165 @@ def load_onnx(source: str | os.PathLike[str] | onnx.ModelProto, name: str | None
 
 # ---------------------------------------------------------------------------------------
 # reading
+
+
+#: rounds of constant folding and shape inference at most (each folds every node whose
+#: inputs became known in the previous round)
+MAX_FOLD_ROUNDS = 8
+#: the largest integer tensor folded (shape arithmetic is a few elements; masks larger)
+MAX_FOLD_ELEMS = 1 << 16
+
+
+def _infer(model: onnx.ModelProto, label: str) -> onnx.ModelProto:
+    try:
+        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
+                                                 data_prop=True)
+    except Exception as exc:  # any inference failure is a bad model
+        raise InputError(label, f"ONNX shape inference failed: {_reason(exc)}",
+                         "check the model with onnx.checker.check_model") from None
+
+
+def _static_shape(model: onnx.ModelProto, name: str) -> list[int] | None:
+    g = model.graph
+    for vi in (*g.input, *g.value_info, *g.output):
+        if vi.name == name and vi.type.HasField("tensor_type") and \
+                vi.type.tensor_type.HasField("shape"):
+            dims = vi.type.tensor_type.shape.dim
+            if all(d.HasField("dim_value") for d in dims):
+                return [d.dim_value for d in dims]
+            return None
+    for t in g.initializer:
+        if t.name == name:
+            return list(t.dims)
+    return None
+
+
+def _fold_one(op: str, node: onnx.NodeProto, vals: list[Any]) -> Any:
+    """numpy value of a shape-arithmetic node from its input values (None: not folded)."""
+    a = {at.name: helper_attr(at) for at in node.attribute}
+    if op == "Gather":
+        return np.take(vals[0], vals[1], axis=int(a.get("axis", 0)))
+    if op == "Unsqueeze":
+        axes = vals[1] if len(vals) > 1 else a.get("axes")
+        out = vals[0]
+        for ax in sorted(int(x) % (out.ndim + len(axes)) for x in np.atleast_1d(axes)):
+            out = np.expand_dims(out, ax)
+        return out
+    if op == "Squeeze":
+        axes = vals[1] if len(vals) > 1 else a.get("axes")
+        return np.squeeze(vals[0]) if axes is None else \
+            np.squeeze(vals[0], axis=tuple(int(x) for x in np.atleast_1d(axes)))
+    if op == "Concat":
+        return np.concatenate([np.atleast_1d(v) for v in vals], axis=int(a.get("axis", 0)))
+    if op in ("Add", "Sub", "Mul"):
+        return {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op](vals[0], vals[1])
+    if op == "Div":
+        x, y = vals
+        if np.issubdtype(x.dtype, np.integer) and np.issubdtype(y.dtype, np.integer):
+            return (np.trunc(x / y)).astype(np.result_type(x, y))  # ONNX: truncation
+        return x / y
+    if op == "Floor":
+        return np.floor(vals[0])
+    if op == "Ceil":
+        return np.ceil(vals[0])
+    if op == "Sqrt":
+        return np.sqrt(vals[0])
+    if op == "Neg":
+        return -vals[0]
+    if op == "Cast":
+        from onnx import helper as _h
+
+        return vals[0].astype(_h.tensor_dtype_to_np_dtype(int(a["to"])))
+    if op == "Slice":
+        x, starts, ends = vals[0], vals[1], vals[2]
+        axes = vals[3] if len(vals) > 3 and vals[3] is not None else range(len(starts))
+        steps = vals[4] if len(vals) > 4 and vals[4] is not None else [1] * len(starts)
+        sl = [slice(None)] * x.ndim
+        for st_, en, ax, sp in zip(starts, ends, axes, steps, strict=False):
+            sl[int(ax)] = slice(int(st_), int(en), int(sp))
+        return x[tuple(sl)]
+    if op == "Range":
+        return np.arange(vals[0], vals[1], vals[2])
+    if op in ("Equal", "Less", "Greater"):
+        return {"Equal": np.equal, "Less": np.less, "Greater": np.greater}[op](vals[0], vals[1])
+    if op == "Where":
+        return np.where(vals[0], vals[1], vals[2])
+    if op == "ReduceProd":
+        return np.prod(vals[0], keepdims=bool(a.get("keepdims", 1)))
+    if op == "Identity":
+        return vals[0]
+    return None
+
+
+def helper_attr(at: onnx.AttributeProto) -> Any:
+    from onnx import helper as _h
+
+    return _h.get_attribute_value(at)
+
+
+_FOLDABLE = {"Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Add", "Sub",
+             "Mul", "Div", "Floor", "Ceil", "Sqrt", "Neg", "Cast", "Slice", "Range",
+             "Equal", "Less", "Greater", "Where", "ReduceProd", "Identity", "Constant"}
+
+
+def _fold_shape_arithmetic(model: onnx.ModelProto) -> bool:
+    """Replace every node of shape arithmetic whose inputs are known (constants, or
+    Shape/Size of a tensor of static shape) by an initializer holding its value; True
+    when anything was folded. Only small tensors are folded, and only the default
+    domain's ops listed in ``_FOLDABLE``."""
+    from onnx import numpy_helper
+
+    g = model.graph
+    known: dict[str, np.ndarray] = {}
+    for t in g.initializer:
+        if int(np.prod(t.dims)) <= MAX_FOLD_ELEMS:
+            known[t.name] = numpy_helper.to_array(t)
+    folded: list[onnx.NodeProto] = []
+    new_inits: list[Any] = []
+    graph_outputs = {o.name for o in g.output}
+    for node in g.node:
+        op = node.op_type
+        if node.domain not in ("", "ai.onnx") or op not in _FOLDABLE or \
+                len(node.output) != 1 or node.output[0] in graph_outputs:
+            continue
+        val: Any = None
+        try:
+            if op == "Constant":
+                at = node.attribute[0] if node.attribute else None
+                if at is not None and at.name == "value":
+                    val = numpy_helper.to_array(at.t)
+            elif op in ("Shape", "Size"):
+                shp = _static_shape(model, node.input[0])
+                if shp is not None:
+                    if op == "Size":
+                        val = np.array(int(np.prod(shp)), np.int64)
+                    else:
+                        attrs = {at.name: helper_attr(at) for at in node.attribute}
+                        start = int(attrs.get("start", 0))
+                        end = attrs.get("end")
+                        val = np.array(shp[start:None if end is None else int(end)],
+                                       np.int64)
+            else:
+                ins = [None if n == "" else known.get(n, False) for n in node.input]
+                if all(v is not False for v in ins) and ins and ins[0] is not None:
+                    val = _fold_one(op, node, ins)
+        except Exception:  # noqa: BLE001 - an op we cannot fold stays as it is
+            val = None
+        if val is None:
+            continue
+        val = np.asarray(val)
+        if val.size > MAX_FOLD_ELEMS:
+            continue
+        known[node.output[0]] = val
+        new_inits.append(numpy_helper.from_array(val, node.output[0]))
+        folded.append(node)
+    if not folded:
+        return False
+    keep = [n for n in g.node if all(n is not f for f in folded)]
+    del g.node[:]
+    g.node.extend(keep)
+    g.initializer.extend(new_inits)
+    return True
 
 
 def _reason(exc: BaseException) -> str:

@@ -495,3 +495,51 @@ def test_index_tensors_are_not_weights_and_layernorm_means_are_not_pools():
                [inp("x", [1, 16, 64])], [out("y")], [init("w", (64, 64))])
     red = load_onnx(ln).layers[1]
     assert red.name == "mean" and red.kind is OpKind.ELTWISE and red.ops == 16 * 64
+
+
+def _attention_block(static_target: bool) -> onnx.ModelProto:
+    """A projection, then the heads split by Reshape and a Q·Kᵀ MatMul. With
+    ``static_target`` the reshape target is a constant; otherwise it is computed as a
+    TorchScript export does: Shape → Gather → Div (hidden // heads) → Cast → Unsqueeze →
+    Concat, with a Slice of the shape for the leading dims — arithmetic ONNX's own data
+    propagation does not follow (Div)."""
+    from onnx import numpy_helper
+
+    def const(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    inits = [numpy_helper.from_array(np.zeros((64, 64), np.float32), "W"),
+             const("c2", 2), const("c4", 4), const("ax", [0]), const("heads", [4]),
+             const("s0", [0]), const("s2", [2]), const("target", [1, 16, 4, 16])]
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["y"], name="proj")]
+    if static_target:
+        target = "target"
+    else:
+        target = "newshape"
+        nodes += [
+            helper.make_node("Shape", ["y"], ["s"], name="shape"),
+            helper.make_node("Slice", ["s", "s0", "s2"], ["lead"], name="lead"),
+            helper.make_node("Gather", ["s", "c2"], ["hid"], name="g2", axis=0),
+            helper.make_node("Div", ["hid", "c4"], ["hd"], name="div"),
+            helper.make_node("Cast", ["hd"], ["hdc"], name="cast", to=TensorProto.INT64),
+            helper.make_node("Unsqueeze", ["hdc", "ax"], ["d1"], name="u2"),
+            helper.make_node("Concat", ["lead", "heads", "d1"], ["newshape"], name="cat",
+                             axis=0)]
+    nodes += [
+        helper.make_node("Reshape", ["y", target], ["z"], name="split_heads"),
+        helper.make_node("Transpose", ["z"], ["q"], name="tq", perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["z"], ["k"], name="tk", perm=[0, 2, 3, 1]),
+        helper.make_node("MatMul", ["q", "k"], ["att"], name="qk")]
+    return model(nodes, [inp("x", [1, 16, 64])], [out("att")], inits)
+
+
+def test_torchscript_shape_arithmetic_is_folded():
+    """A reshape target computed from the graph's own shapes imports as the same layers
+    and MACs as the constant target (issue 29: TorchScript exports of ViT, BERT, GPT-2
+    were refused with "shape … unknown after shape inference")."""
+    want = load_onnx(_attention_block(True))
+    got = load_onnx(_attention_block(False))
+    assert [(ly.name, ly.kind, ly.macs) for ly in got.layers] == \
+        [(ly.name, ly.kind, ly.macs) for ly in want.layers]
+    assert [ly.kind for ly in got.layers] == ["fc", "matmul"]
+    assert got.layers[1].macs == 4 * 16 * 16 * 16
