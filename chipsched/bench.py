@@ -329,6 +329,36 @@ def dask_client(address: str) -> Any:
                          "run on this machine") from None
 
 
+def die_with_parent() -> None:
+    """A pool worker's initializer: on Linux the kernel kills the worker when the bench
+    process dies — even by ``kill -9``, which runs no clean-up of its own — instead of
+    leaving it an orphan blocked on its pipe (PR_SET_PDEATHSIG); elsewhere a daemon
+    thread notices the new parent and exits."""
+    import signal
+    import sys
+    import threading
+
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:  # the parent died before the call
+                os._exit(1)
+            return
+        except OSError:
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def run_bench(jobs: Sequence[Job], workers: int = 1, scheduler: str | None = None,
               progress: Callable[[float, float | None, str], None] | None = None,
               registry_: Any = None,
@@ -357,7 +387,7 @@ def run_bench(jobs: Sequence[Job], workers: int = 1, scheduler: str | None = Non
         for i, j in enumerate(jobs):
             done(i, run_job(j, registry_))
     else:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
+        with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent) as ex:
             futs = {ex.submit(run_job, j): i for i, j in enumerate(jobs)}
             for f in as_completed(futs):
                 done(futs[f], f.result())
@@ -529,22 +559,155 @@ def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: P
     return atomic_write(path, lambda fh: fh.write(page))
 
 
+def job_key(row_or_job: Mapping[str, Any] | Job) -> tuple[str, ...]:
+    """What identifies a run within a bench: suite, instance, chip, options, method with
+    its parameters, seed — the same for a job and for the row it wrote."""
+    if isinstance(row_or_job, Job):
+        j = row_or_job
+        return (j.suite, j.decision, j.instance, j.chip or "",
+                json.dumps(dict(j.instance_options)), j.method_label, str(j.seed))
+    r = row_or_job
+    return (str(r["suite"]), str(r["decision"]), str(r["instance"]), str(r["chip"] or ""),
+            str(r["instance_options"]), str(r["method"]), str(r["seed"]))
+
+
+def fingerprint(jobs: Sequence[Job]) -> str:
+    """A digest of every job with its solver options: a rerun resumes a bench only when
+    it would run exactly the same jobs."""
+    import hashlib
+
+    return hashlib.sha256(repr(list(jobs)).encode()).hexdigest()[:16]
+
+
+_BENCHES = ("CREATE TABLE IF NOT EXISTS benches (bench_id TEXT PRIMARY KEY, title TEXT, "
+            "fingerprint TEXT, jobs INTEGER, started TEXT, ended TEXT, status TEXT)")
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def record_bench(db: Path, bench_id: str, **fields: Any) -> None:
+    """Insert or update the bench's row in the ``benches`` table (its start, end and
+    status: running, complete, interrupted)."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(str(db))
+    try:
+        con.execute(_BENCHES)
+        con.execute("INSERT OR IGNORE INTO benches (bench_id) VALUES (?)", (bench_id,))
+        for k, v in fields.items():
+            con.execute(f"UPDATE benches SET {k} = ? WHERE bench_id = ?", (v, bench_id))
+        con.commit()
+    finally:
+        con.close()
+
+
+def _new_bench_id(db: Path) -> str:
+    """The start time (UTC, to the second), with a suffix when a bench of the same second
+    is already in ``db``."""
+    base = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    if not db.exists():
+        return base
+    con = sqlite3.connect(str(db))
+    try:
+        con.execute(_BENCHES)
+        taken = {r[0] for r in con.execute("SELECT bench_id FROM benches WHERE bench_id "
+                                           "LIKE ?", (base + "%",))}
+    finally:
+        con.close()
+    k, bid = 1, base
+    while bid in taken:
+        k += 1
+        bid = f"{base}-{k}"
+    return bid
+
+
+def unfinished_bench(db: Path, fp: str) -> tuple[str, list[dict[str, Any]]] | None:
+    """The latest bench of ``db`` with these jobs that did not complete, and its rows."""
+    if not db.exists():
+        return None
+    con = sqlite3.connect(str(db))
+    con.row_factory = sqlite3.Row
+    try:
+        con.execute(_BENCHES)
+        got = con.execute("SELECT bench_id FROM benches WHERE fingerprint = ? AND status != "
+                          "'complete' ORDER BY started DESC LIMIT 1", (fp,)).fetchone()
+        if got is None:
+            return None
+        rows = [dict(r) for r in con.execute("SELECT * FROM runs WHERE bench_id = ?",
+                                             (got["bench_id"],))]
+        for r in rows:  # TEXT columns give back what an int was
+            if isinstance(r.get("seed"), str) and r["seed"].lstrip("-").isdigit():
+                r["seed"] = int(r["seed"])
+    except sqlite3.OperationalError:  # a database without a runs table yet
+        return None
+    finally:
+        con.close()
+    return got["bench_id"], rows
+
+
 def bench(spec: str | os.PathLike[str] | Mapping[str, Any], out_dir: str | os.PathLike[str],
           workers: int = 1, scheduler: str | None = None,
           progress: Callable[[float, float | None, str], None] | None = None,
-          registry_: Any = None) -> tuple[list[dict[str, Any]], dict[str, Path]]:
-    """Load, run and store a bench; returns the rows and the files written."""
+          registry_: Any = None, resume: bool = True,
+          notice: Callable[[str], None] | None = None
+          ) -> tuple[list[dict[str, Any]], dict[str, Path]]:
+    """Load, run and store a bench; returns the rows and the files written.
+
+    With ``resume`` (the default) a bench that was interrupted (^C, a crash, ``kill``)
+    in the same ``out_dir`` with exactly the same jobs continues under its own
+    ``bench_id``: only the runs missing from the database run (``notice`` hears how
+    many). The ``benches`` table records each bench's start, end and status."""
     from chipsched.files import check_output_dir
 
     out = check_output_dir(out_dir)
     suites = load_suites(spec)
     jobs = expand(suites, registry_)
-    bench_id = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    files = {"sqlite": out / "results.sqlite", "csv": out / f"bench-{bench_id}.csv"}
+    db = out / "results.sqlite"
+    fp = fingerprint(jobs)
+    prev = unfinished_bench(db, fp) if resume else None
+    old_rows: list[dict[str, Any]] = []
+    if prev is not None:
+        bench_id, old_rows = prev
+        have = {job_key(r) for r in old_rows}
+        todo = [j for j in jobs if job_key(j) not in have]
+        if notice is not None:
+            notice(f"resuming bench {bench_id}: {len(jobs) - len(todo)} of {len(jobs)} runs "
+                   "are in the database, running the rest (--fresh starts over)")
+    else:
+        bench_id = _new_bench_id(db)
+        todo = list(jobs)
+    started = _now()
+    recorded = [False]
+
+    def begin() -> None:
+        # written with the first finished run: a bench refused before any run (an
+        # unreachable scheduler) leaves no database behind
+        if not recorded[0]:
+            if prev is None:
+                record_bench(db, bench_id, title=suite_title(spec, suites), fingerprint=fp,
+                             jobs=len(jobs), started=started)
+            record_bench(db, bench_id, status="running", ended=None)
+            recorded[0] = True
+
+    def on_row(r: dict[str, Any]) -> None:
+        begin()
+        save_rows([r], files["sqlite"], bench_id)
+
+    files = {"sqlite": db, "csv": out / f"bench-{bench_id}.csv"}
     # every finished run goes to the database at once: a crash or ^C later loses nothing
-    rows = run_bench(jobs, workers=workers, scheduler=scheduler, progress=progress,
-                     registry_=registry_,
-                     on_row=lambda r: save_rows([r], files["sqlite"], bench_id))
+    try:
+        new_rows = run_bench(todo, workers=workers, scheduler=scheduler, progress=progress,
+                             registry_=registry_, on_row=on_row)
+    except BaseException:
+        if recorded[0]:
+            record_bench(db, bench_id, status="interrupted", ended=_now())
+        raise
+    begin()
+    record_bench(db, bench_id, status="complete", ended=_now())
+    order = {job_key(j): i for i, j in enumerate(jobs)}
+    rows = sorted([{k: v for k, v in r.items() if k != "bench_id"} for r in old_rows]
+                  + new_rows, key=lambda r: order.get(job_key(r), len(order)))
     write_csv(rows, files["csv"], bench_id)
     skipped: list[str] = []
     plots = plot_bench(rows, out, skipped)

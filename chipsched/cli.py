@@ -782,8 +782,15 @@ def bench_cmd(
     fmt: Annotated[str, typer.Option("--format", help="table (terminal, one row per run), "
                                      "or markdown, latex, csv: one row per method and "
                                      "instance with best, mean ± sd, worst")] = "table",
+    fresh: Annotated[bool, typer.Option("--fresh", help="start a new bench even if an "
+                                        "interrupted one with the same jobs is in --out "
+                                        "(default: resume it, running only the missing "
+                                        "runs)")] = False,
 ) -> None:
-    """Many instances × methods × seeds in parallel; results in SQLite + CSV, plots, HTML."""
+    """Many instances × methods × seeds in parallel; results in SQLite + CSV, plots, HTML.
+
+    Run again after an interruption (^C, a crash, kill), the same suite in the same
+    --out resumes: only the runs missing from results.sqlite run (--fresh: all)."""
     import os
 
     from chipsched.bench import bench, builtin_suites, summarize
@@ -801,13 +808,17 @@ def bench_cmd(
         _out().print("built-in suites: " + ", ".join(builtin_suites()))
         return
     bar, report = _progress_callback(not json_ and fmt == "table")
+
+    def notice(msg: str) -> None:
+        typer.echo(msg, err=True)
+
+    kw = {"workers": workers or (os.cpu_count() or 1), "scheduler": scheduler,
+          "resume": not fresh, "notice": notice}
     if bar is not None:
         with bar:
-            rows, files = bench(suite, out, workers=workers or (os.cpu_count() or 1),
-                                scheduler=scheduler, progress=report)
+            rows, files = bench(suite, out, progress=report, **kw)
     else:
-        rows, files = bench(suite, out, workers=workers or (os.cpu_count() or 1),
-                            scheduler=scheduler)
+        rows, files = bench(suite, out, **kw)
     if json_:
         _print_json({"runs": summarize(rows), "files": {k: str(v) for k, v in files.items()}})
     elif fmt != "table":

@@ -205,3 +205,49 @@ def test_bench_title_is_the_suite_files_own_name(tmp_path):
     assert "<title>chipsched bench outer-name</title>" in files["html"].read_text()
     for k in ("html", "csv"):
         assert stat.S_IMODE(os.stat(files[k]).st_mode) == 0o644
+
+
+def test_an_interrupted_bench_resumes_with_only_the_missing_runs(tmp_path):
+    reg = _toy()
+    seen: list[str] = []
+
+    def stop_after_three(done, total, note):
+        seen.append(note)
+        if done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        bench(SUITE, tmp_path, registry_=reg, progress=stop_after_three)
+    db = tmp_path / "results.sqlite"
+    con = sqlite3.connect(db)
+    (bid, status, ended), = con.execute("select bench_id, status, ended from benches")
+    assert status == "interrupted" and ended
+    assert con.execute("select count(*) from runs").fetchone()[0] == 3
+    notes: list[str] = []
+    rows, files = bench(SUITE, tmp_path, registry_=reg, notice=notes.append)
+    assert notes and "3 of 8 runs" in notes[0]
+    con = sqlite3.connect(db)
+    # the rest ran once each, under the same bench: 8 rows, no run twice
+    keys = con.execute("select instance, method, seed from runs where bench_id = ?",
+                       (bid,)).fetchall()
+    assert len(keys) == 8 == len(set(keys)) == len(rows)
+    assert con.execute("select status from benches where bench_id = ?",
+                       (bid,)).fetchone()[0] == "complete"
+    assert {(r["instance"], r["method"], str(r["seed"])) for r in rows} == \
+        {(i, m, str(sd)) for i, m, sd in keys}
+    # a completed bench is not resumed: the same suite again is a new bench, and
+    # --fresh (resume=False) starts over even after an interruption
+    bench(SUITE, tmp_path, registry_=reg)
+    assert con.execute("select count(*) from benches").fetchone()[0] == 2
+    with pytest.raises(KeyboardInterrupt):
+        bench(SUITE, tmp_path, registry_=reg, progress=stop_after_three)
+    bench(SUITE, tmp_path, registry_=reg, resume=False)
+    assert con.execute("select count(*) from benches").fetchone()[0] == 4
+    # a changed job list (another time limit) is another bench, not a resume
+    with pytest.raises(KeyboardInterrupt):
+        bench({**SUITE, "options": {"time_limit": 6}}, tmp_path, registry_=reg,
+              progress=stop_after_three)
+    notes.clear()
+    bench({**SUITE, "options": {"time_limit": 7}}, tmp_path, registry_=reg,
+          notice=notes.append)
+    assert not notes
