@@ -359,12 +359,22 @@ def die_with_parent() -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+#: seconds between two checks of a Dask cluster's workers while runs are pending
+WORKER_POLL_S = 1.0
+#: seconds a bench waits for a Dask cluster without workers before it stops
+WAIT_WORKERS_S = 30.0
+
+
 def run_bench(jobs: Sequence[Job], workers: int = 1, scheduler: str | None = None,
               progress: Callable[[float, float | None, str], None] | None = None,
               registry_: Any = None,
-              on_row: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+              on_row: Callable[[dict[str, Any]], None] | None = None,
+              wait_workers: float = WAIT_WORKERS_S) -> list[dict[str, Any]]:
     """Run the jobs; rows come back in job order. ``registry_`` (tests) forces serial.
-    ``progress(done, total, note)`` hears of every finished run (the CLI draws it)."""
+    ``progress(done, total, note)`` hears of every finished run (the CLI draws it). On a
+    Dask cluster that has no worker (none yet, or every one lost) the bench waits
+    ``wait_workers`` seconds, says so through ``progress``, then stops with an error
+    (the finished runs are in the database; run again to resume)."""
     rows: list[dict[str, Any] | None] = [None] * len(jobs)
     count = [0]
 
@@ -378,11 +388,38 @@ def run_bench(jobs: Sequence[Job], workers: int = 1, scheduler: str | None = Non
 
     if scheduler:
         with dask_client(scheduler) as client:
-            futs = {client.submit(run_job, j, pure=False): i for i, j in enumerate(jobs)}
-            from dask.distributed import as_completed as dask_completed
+            from dask.distributed import wait
 
-            for f in dask_completed(futs):
-                done(futs[f], f.result())
+            futs = {client.submit(run_job, j, pure=False): i for i, j in enumerate(jobs)}
+            pending = set(futs)
+            no_workers_since: float | None = None
+            while pending:
+                try:
+                    finished, pending = wait(pending, timeout=WORKER_POLL_S,
+                                             return_when="FIRST_COMPLETED")
+                except TimeoutError:  # dask says "nothing finished" this way
+                    finished = set()
+                for f in finished:
+                    done(futs[f], f.result())
+                if finished or not pending:
+                    no_workers_since = None
+                    continue
+                if client.scheduler_info().get("workers"):
+                    no_workers_since = None
+                    continue
+                now = time.monotonic()
+                if no_workers_since is None:
+                    no_workers_since = now
+                    if progress is not None:
+                        progress(count[0], len(jobs), f"no Dask worker at {scheduler}: "
+                                 f"waiting up to {wait_workers:g} s")
+                if now - no_workers_since >= wait_workers:
+                    raise ChipschedError(f"--scheduler {scheduler}: no Dask worker for "
+                                         f"{wait_workers:g} s ({len(pending)} of "
+                                         f"{len(jobs)} runs left); start workers with "
+                                         f"`dask worker {scheduler}` and run the bench "
+                                         "again (it resumes), or give --wait-workers "
+                                         "more seconds")
     elif workers <= 1 or registry_ is not None or len(jobs) < 2:
         for i, j in enumerate(jobs):
             done(i, run_job(j, registry_))
@@ -650,7 +687,8 @@ def bench(spec: str | os.PathLike[str] | Mapping[str, Any], out_dir: str | os.Pa
           workers: int = 1, scheduler: str | None = None,
           progress: Callable[[float, float | None, str], None] | None = None,
           registry_: Any = None, resume: bool = True,
-          notice: Callable[[str], None] | None = None
+          notice: Callable[[str], None] | None = None,
+          wait_workers: float = WAIT_WORKERS_S
           ) -> tuple[list[dict[str, Any]], dict[str, Path]]:
     """Load, run and store a bench; returns the rows and the files written.
 
@@ -698,7 +736,8 @@ def bench(spec: str | os.PathLike[str] | Mapping[str, Any], out_dir: str | os.Pa
     # every finished run goes to the database at once: a crash or ^C later loses nothing
     try:
         new_rows = run_bench(todo, workers=workers, scheduler=scheduler, progress=progress,
-                             registry_=registry_, on_row=on_row)
+                             registry_=registry_, on_row=on_row,
+                             wait_workers=wait_workers)
     except BaseException:
         if recorded[0]:
             record_bench(db, bench_id, status="interrupted", ended=_now())

@@ -782,6 +782,9 @@ def bench_cmd(
     fmt: Annotated[str, typer.Option("--format", help="table (terminal, one row per run), "
                                      "or markdown, latex, csv: one row per method and "
                                      "instance with best, mean ± sd, worst")] = "table",
+    wait_workers: Annotated[float, typer.Option(
+        "--wait-workers", help="with --scheduler: seconds to wait when the cluster has no "
+        "worker (none yet, or all lost) before stopping with an error")] = 30.0,
     fresh: Annotated[bool, typer.Option("--fresh", help="start a new bench even if an "
                                         "interrupted one with the same jobs is in --out "
                                         "(default: resume it, running only the missing "
@@ -803,6 +806,9 @@ def bench_cmd(
     if fmt not in FORMATS:
         raise InputError("--format", f"unknown format {fmt!r}",
                          f"use one of {', '.join(FORMATS)}")
+    if not 0 <= wait_workers <= 86_400:
+        raise InputError("--wait-workers", f"must be in 0..86400 s, got {wait_workers:g}",
+                         "give seconds, e.g. 30")
     _json_or_format(json_, fmt)
     if suite == "list":
         _out().print("built-in suites: " + ", ".join(builtin_suites()))
@@ -813,7 +819,7 @@ def bench_cmd(
         typer.echo(msg, err=True)
 
     kw = {"workers": workers or (os.cpu_count() or 1), "scheduler": scheduler,
-          "resume": not fresh, "notice": notice}
+          "resume": not fresh, "notice": notice, "wait_workers": wait_workers}
     if bar is not None:
         with bar:
             rows, files = bench(suite, out, progress=report, **kw)

@@ -251,3 +251,36 @@ def test_an_interrupted_bench_resumes_with_only_the_missing_runs(tmp_path):
     bench({**SUITE, "options": {"time_limit": 7}}, tmp_path, registry_=reg,
           notice=notes.append)
     assert not notes
+
+
+def test_a_cluster_without_workers_stops_with_a_message(tmp_path):
+    """A Dask scheduler with no worker: the bench says so and stops after --wait-workers
+    seconds instead of hanging (issue 29: 90 s of silence)."""
+    import time
+
+    from dask.distributed import LocalCluster
+
+    from chipsched.errors import ChipschedError
+
+    notes: list[str] = []
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster:
+        t0 = time.monotonic()
+        with pytest.raises(ChipschedError, match="no Dask worker for 2 s"):
+            bench({"name": "c", "decision": "tile_groups", "instances": ["tiny"],
+                   "chip": "edge-4x4", "methods": ["ls"]}, tmp_path,
+                  scheduler=cluster.scheduler_address, wait_workers=2,
+                  progress=lambda d, t, note: notes.append(note))
+        assert time.monotonic() - t0 < 30
+    assert any("waiting up to 2 s" in n for n in notes)
+    assert not (tmp_path / "results.sqlite").exists()  # nothing ran, nothing recorded
+
+
+def test_a_cluster_with_a_worker_runs_every_job(tmp_path):
+    from dask.distributed import LocalCluster
+
+    suite = {"name": "c", "decision": "tile_groups", "instances": ["tiny", "tiny-chain"],
+             "chip": "edge-4x4", "methods": ["ls", "lp"]}
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        rows, _ = bench(suite, tmp_path, scheduler=cluster.scheduler_address)
+    assert len(rows) == 4 and all(r["status"] == "feasible" for r in rows), rows
