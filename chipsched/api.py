@@ -491,6 +491,7 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
             registry_: Registry | None = None,
             exact_time_limit: float | None = DEFAULT_EXACT_TIME_LIMIT,
             on_result: Callable[[Result, int, int], None] | None = None,
+            on_start: Callable[[str, int, int, int], None] | None = None,
             **kwargs: Any) -> list[Result]:
     """Run several methods (default: every method of the decision) on one instance.
 
@@ -501,7 +502,8 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
     ``options`` get ``exact_time_limit`` seconds. Method parameters among ``kwargs`` go
     to the methods that take them (one that no method takes is an error); a
     ``warm_start`` naming a method runs it once and warm-starts every method that takes
-    warm starts. ``on_result(result, done, total)`` is called after each run.
+    warm starts. ``on_start(method, seed, done, total)`` is called before each run and
+    ``on_result(result, done, total)`` after it (the CLI's progress line).
     """
     reg = registry_ or registry()
     dec = reg.decision(decision)
@@ -525,6 +527,8 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
     results: list[Result] = []
     for k, (n, s) in enumerate(runs):
         m = dec.method(n)
+        if on_start is not None:
+            on_start(n, s, k, len(runs))
         if shared is not None and n == shared.method and s == base.seed:
             res = shared
         else:

@@ -700,11 +700,25 @@ def compare_cmd(
         from chipsched.files import check_output_file
 
         check_output_file(csv, "--csv")
+    bar, report = _progress_callback(not json_ and fmt == "table" and not log)
+    where = {"run": "", "done": 0, "total": None}
+
+    def on_start(method: str, seed: int, done: int, total: int) -> None:
+        where.update(run=f"{method}" + (f" (seed {seed})" if seeds > 1 else ""),
+                     done=done, total=total)
+        if report is not None:
+            report(done, total, f"{decision}: running {where['run']}")
+
+    def method_progress(done: float, total: float | None, note: str) -> None:
+        # a method's own stages (partition, placement, …) under the run it belongs to
+        if report is not None:
+            report(where["done"], where["total"], f"{where['run']}: {note}")
+
     opts = SolveOptions(time_limit=time_limit, threads=threads, milp_solver=milp_solver,
-                        warm_start=warm_start, verbose=log, auto_warm_start=auto_warm)
+                        warm_start=warm_start, verbose=log, auto_warm_start=auto_warm,
+                        progress=method_progress if report is not None else None)
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors, option))
-    bar, report = _progress_callback(not json_ and fmt == "table" and not log)
 
     def on_result(r: Any, done: int, total: int) -> None:
         if report is not None:
@@ -713,7 +727,7 @@ def compare_cmd(
     if bar is not None:
         with bar:
             results = compare(decision, inst, names, seeds=range(seeds), options=opts,
-                              on_result=on_result, **params)
+                              on_result=on_result, on_start=on_start, **params)
     else:
         results = compare(decision, inst, names, seeds=range(seeds), options=opts, **params)
     if csv is not None:

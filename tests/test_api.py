@@ -246,3 +246,16 @@ def test_parameter_values_the_cli_and_numpy_give():
         x.check("1" + "0" * 400, "x")  # float('1e400') is inf
     s = ParamSpec("s", str, True, None, "a name")
     assert s.check("none", "s") is None and s.check("seed004", "s") == "seed004"
+
+
+def test_compare_announces_each_run_before_it_starts():
+    """The CLI's progress line names the running method (a long method is not silent):
+    on_start comes before its run's on_result, in order."""
+    from chipsched.api import compare, make_instance
+
+    events = []
+    compare("tile_groups", make_instance("tile_groups", "tiny", "edge-4x4"), ["ls", "lp"],
+            on_start=lambda m, s, done, total: events.append(("start", m, done, total)),
+            on_result=lambda r, done, total: events.append(("done", r.method, done, total)))
+    assert events == [("start", "ls", 0, 2), ("done", "ls", 1, 2),
+                      ("start", "lp", 1, 2), ("done", "lp", 2, 2)]
