@@ -47,7 +47,8 @@ from chipsched.errors import ChipschedError, InputError, UnknownNameError
 #: Columns of the ``runs`` table, in order (also the CSV header).
 COLUMNS = ("bench_id", "suite", "decision", "instance", "chip", "instance_options",
            "size", "size_unit", "method", "kind", "space", "seed", "status", "objective",
-           "bound", "gap", "objective_name", "objective_unit", "wall_s", "message", "started")
+           "bound", "gap", "objective_name", "objective_unit", "wall_s", "message", "started",
+           "chip_given")
 
 _SOLVE_OPTIONS = ("time_limit", "threads", "mip_gap", "milp_solver", "auto_warm_start")
 
@@ -269,7 +270,8 @@ def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
     reg = registry_ or registry()
     row: dict[str, Any] = {
         "suite": job.suite, "decision": job.decision, "instance": job.instance,
-        "chip": job.chip or "", "instance_options": json.dumps(dict(job.instance_options)),
+        "chip": job.chip or "", "chip_given": job.chip or "",
+        "instance_options": json.dumps(dict(job.instance_options)),
         "method": job.method_label, "kind": "", "space": "", "seed": job.seed, "size": None,
         "size_unit": "", "objective_name": "", "objective_unit": "",
         "status": "error", "objective": None, "bound": None, "gap": None, "wall_s": None,
@@ -282,6 +284,13 @@ def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
         problem = reg.decision(job.decision).problem
         inst = make_instance(job.decision, job.instance, job.chip, registry_=reg,
                              **dict(job.instance_options))
+        # the chip the run used, resolved: the decision's default when the suite names
+        # none, and the core array actually used when the instance sized its own
+        chip = job.chip or str(getattr(problem, "default_chip", "") or "")
+        summary = inst.summary() if hasattr(inst, "summary") else {}
+        if isinstance(summary, Mapping) and summary.get("mesh"):
+            chip = f"{chip} [mesh {summary['mesh']}]"
+        row["chip"] = chip
         row["size"] = problem.instance_size(inst)
         row["size_unit"] = problem.size_unit
         obj = problem.objective(inst)
@@ -604,7 +613,8 @@ def job_key(row_or_job: Mapping[str, Any] | Job) -> tuple[str, ...]:
         return (j.suite, j.decision, j.instance, j.chip or "",
                 json.dumps(dict(j.instance_options)), j.method_label, str(j.seed))
     r = row_or_job
-    return (str(r["suite"]), str(r["decision"]), str(r["instance"]), str(r["chip"] or ""),
+    chip = r["chip_given"] if "chip_given" in r else r["chip"]
+    return (str(r["suite"]), str(r["decision"]), str(r["instance"]), str(chip or ""),
             str(r["instance_options"]), str(r["method"]), str(r["seed"]))
 
 

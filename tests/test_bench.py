@@ -284,3 +284,15 @@ def test_a_cluster_with_a_worker_runs_every_job(tmp_path):
                       dashboard_address=None) as cluster:
         rows, _ = bench(suite, tmp_path, scheduler=cluster.scheduler_address)
     assert len(rows) == 4 and all(r["status"] == "feasible" for r in rows), rows
+
+
+def test_rows_record_the_chip_the_run_used():
+    """A suite that names no chip still records one that reproduces the run (issue 29:
+    the chip column was empty for lenet5-neurons, which ran on 8×9 cores)."""
+    from chipsched.bench import Job, run_job
+
+    r = run_job(Job("s", "tile_groups", "tiny", None, (), "ls", 0))
+    assert r["chip"] == "edge-4x4" and r["chip_given"] == ""
+    r = run_job(Job("s", "core_assignment", "layered:layers=2,width=20,fanin=3,seed=0",
+                    None, (), "seed004", 0))
+    assert r["chip"].startswith("neuro-") and "[mesh " in r["chip"], r["chip"]
