@@ -354,8 +354,15 @@ def show_network(
               f"({_si(s['weight_bytes'], 'B')} at {w.precision_bytes} B/elem), "
               f"{_si(s['non_mac_ops'])} non-MAC ops per sample")
     pub = w.meta.get("published") if isinstance(w.meta, dict) else None
-    if pub:
-        out.print(f"published: {pub}")
+    if isinstance(pub, dict) and pub:
+        parts = [f"{_si(v)}{'MACs' if k == 'macs' else ' ' + k}"
+                 if isinstance(v, (int, float)) else f"{k} {v}" for k, v in pub.items()]
+        line = "published: " + ", ".join(parts)
+        macs = pub.get("macs")
+        if isinstance(macs, (int, float)) and macs and abs(s["macs"] / macs - 1) > 0.05:
+            line += (f" — for the published configuration; this build ({_si(s['macs'])}"
+                     "MACs) differs by its options, e.g. the input size")
+        out.print(line)
     if "source" in s:
         out.print(f"source: {s['source']}")
 

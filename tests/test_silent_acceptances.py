@@ -103,3 +103,13 @@ def test_onnx_versions_newer_than_onnx_knows_are_refused():
     m.ir_version = 999
     with pytest.raises(InputError, match="ir_version"):
         load_onnx(m)
+
+
+def test_show_network_prints_published_figures_readably():
+    res = run("show", "network", "resnet50")
+    assert res.exit_code == 0
+    line = next(ln for ln in res.output.splitlines() if ln.startswith("published"))
+    assert "4.09 GMACs" in line and "{" not in line and "differs" not in line
+    res = run("show", "network", "resnet50:image_size=7")
+    line = next(ln for ln in res.output.splitlines() if ln.startswith("published"))
+    assert "differs" in line and "MMACs" in line
