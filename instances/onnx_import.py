@@ -279,21 +279,20 @@ def _static_shape(model: onnx.ModelProto, name: str) -> list[int] | None:
 
 def _fold_one(op: str, node: onnx.NodeProto, vals: list[Any]) -> Any:
     """numpy value of a shape-arithmetic node from its input values (None: not folded)."""
-    a = {at.name: helper_attr(at) for at in node.attribute}
     if op == "Gather":
-        return np.take(vals[0], vals[1], axis=int(a.get("axis", 0)))
+        return np.take(vals[0], vals[1], axis=int(_attr(node, "axis", 0)))
     if op == "Unsqueeze":
-        axes = vals[1] if len(vals) > 1 else a.get("axes")
+        axes = vals[1] if len(vals) > 1 else _attr(node, "axes")
         out = vals[0]
         for ax in sorted(int(x) % (out.ndim + len(axes)) for x in np.atleast_1d(axes)):
             out = np.expand_dims(out, ax)
         return out
     if op == "Squeeze":
-        axes = vals[1] if len(vals) > 1 else a.get("axes")
+        axes = vals[1] if len(vals) > 1 else _attr(node, "axes")
         return np.squeeze(vals[0]) if axes is None else \
             np.squeeze(vals[0], axis=tuple(int(x) for x in np.atleast_1d(axes)))
     if op == "Concat":
-        return np.concatenate([np.atleast_1d(v) for v in vals], axis=int(a.get("axis", 0)))
+        return np.concatenate([np.atleast_1d(v) for v in vals], axis=int(_attr(node, "axis", 0)))
     if op in ("Add", "Sub", "Mul"):
         return {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op](vals[0], vals[1])
     if op == "Div":
@@ -310,9 +309,7 @@ def _fold_one(op: str, node: onnx.NodeProto, vals: list[Any]) -> Any:
     if op == "Neg":
         return -vals[0]
     if op == "Cast":
-        from onnx import helper as _h
-
-        return vals[0].astype(_h.tensor_dtype_to_np_dtype(int(a["to"])))
+        return vals[0].astype(onnx.helper.tensor_dtype_to_np_dtype(int(_attr(node, "to"))))
     if op == "Slice":
         x, starts, ends = vals[0], vals[1], vals[2]
         axes = vals[3] if len(vals) > 3 and vals[3] is not None else range(len(starts))
@@ -328,16 +325,10 @@ def _fold_one(op: str, node: onnx.NodeProto, vals: list[Any]) -> Any:
     if op == "Where":
         return np.where(vals[0], vals[1], vals[2])
     if op == "ReduceProd":
-        return np.prod(vals[0], keepdims=bool(a.get("keepdims", 1)))
+        return np.prod(vals[0], keepdims=bool(_attr(node, "keepdims", 1)))
     if op == "Identity":
         return vals[0]
     return None
-
-
-def helper_attr(at: onnx.AttributeProto) -> Any:
-    from onnx import helper as _h
-
-    return _h.get_attribute_value(at)
 
 
 _FOLDABLE = {"Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Add", "Sub",
@@ -377,9 +368,8 @@ def _fold_shape_arithmetic(model: onnx.ModelProto) -> bool:
                     if op == "Size":
                         val = np.array(int(np.prod(shp)), np.int64)
                     else:
-                        attrs = {at.name: helper_attr(at) for at in node.attribute}
-                        start = int(attrs.get("start", 0))
-                        end = attrs.get("end")
+                        start = int(_attr(node, "start", 0))
+                        end = _attr(node, "end")
                         val = np.array(shp[start:None if end is None else int(end)],
                                        np.int64)
             else:

@@ -89,7 +89,7 @@ def test_ring_and_cut_bounds_alone(inst):
     assert ring <= opt + 1e-9
     ring_cut, _ = ring_bound(inst.graph, inst.rows, inst.cols, inst.capacity, cut_only=True)
     assert ring_cut <= cut_opt + 1e-9
-    dh, _ = cut_bound(inst.graph, inst.capacity, inst.n_cores, iterations=15)
+    dh, _ = cut_bound(inst.graph, inst.capacity, iterations=15)
     assert dh <= cut_opt + 1e-7
 
 

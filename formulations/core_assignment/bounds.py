@@ -224,11 +224,11 @@ def _dh_value(lam: np.ndarray, m: np.ndarray) -> float:
     return 0.5 * (float(head @ lam[:k - 1]) + rest * float(lam[k - 1]))
 
 
-def cut_bound(graph: NeuronGraph, capacity: int, n_cores: int,
+def cut_bound(graph: NeuronGraph, capacity: int,
               budget: Budget | None = None, iterations: int = 60
               ) -> tuple[float, dict[str, Any]]:
     """The Donath–Hoffman lower bound on the weight of the synapses cut by any partition
-    of ``graph`` into at most ``n_cores`` parts that fit a core (Donath and Hoffman,
+    of ``graph`` into parts that each fit a core (Donath and Hoffman,
     IBM J. Res. Dev. 17 (1973)).
 
     For a partition with part counts m₁ ≥ m₂ ≥ … and any diagonal U with Σ u = 0,
