@@ -39,7 +39,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "graphs"
 
 
 def reset_peak() -> None:
@@ -56,7 +55,7 @@ def peak_gib() -> float:
     return float("nan")
 
 
-def graphs(quick: bool):
+def graphs(quick: bool, walshaw: Path | None = None):
     from chipsched.instances.chips import get_chip
     from chipsched.instances.core_assignment import load_instance, read_metis
     from chipsched.neurongraph import layered_random, stencil
@@ -65,8 +64,9 @@ def graphs(quick: bool):
     yield "layered 10×1K f16", lambda: layered_random(10, 1000, 16, seed=1), 256
     yield "stencil 100×100", lambda: stencil(100, 100), 256
     for name in ("add20", "uk"):
-        if (SHARED / f"{name}.graph").is_file():
-            yield f"Walshaw {name} (K=64)", lambda n=name: read_metis(SHARED / f"{n}.graph"), 64
+        if walshaw is not None and (walshaw / f"{name}.graph").is_file():
+            yield (f"Walshaw {name} (K=64)",
+                   lambda n=name: read_metis(walshaw / f"{n}.graph"), 64)
     yield "lenet5-neurons", lambda: load_instance("lenet5-neurons", hw).graph, 256
     if quick:
         return
@@ -94,9 +94,9 @@ def main() -> None:
     ap.add_argument("--protocol", action="store_true",
                     help="issue 11's protocol: Walshaw/DIMACS graphs, k = 16/64/256, "
                     "K = ⌈1.03·n/k⌉, METIS and KaHIP at k parts")
-    ap.add_argument("--graphs", type=Path, default=SHARED,
-                    help="folder of METIS .graph files for --protocol (default: the "
-                    "project's shared data folder, if present)")
+    ap.add_argument("--graphs", type=Path, default=None,
+                    help="folder of METIS .graph files (Walshaw / DIMACS): every file "
+                    "for --protocol, add20 and uk otherwise")
     ap.add_argument("--generated-n", type=int, nargs="*", default=[2**15],
                     help="vertex counts of the generated Delaunay and random geometric "
                     "graphs for --protocol (none: only the files)")
@@ -110,7 +110,7 @@ def main() -> None:
     from chipsched.heuristics.core_assignment.peers import default_parts
 
     rows: list[tuple] = []
-    for label, build, cap in graphs(args.quick):
+    for label, build, cap in graphs(args.quick, args.graphs):
         g = build()
         run_methods(label, g, cap, default_parts(g.total_size, cap, 10**6), args, rows)
         del g
@@ -263,7 +263,7 @@ def same_parts(args) -> None:
     from chipsched.heuristics.core_assignment.peers import kahip_partition, metis_partition
 
     rows = []
-    for label, build, cap in graphs(args.quick):
+    for label, build, cap in graphs(args.quick, args.graphs):
         g = build()
         big = 10**6  # cores: unconstrained
         runs = {}

@@ -33,13 +33,12 @@ from chipsched.api import solve
 from chipsched.instances.op_placement import random_instance, read_stg
 from chipsched.result import Status
 
-STG_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "stg"
 VARIANTS = ("serial", "incumbent")
 
 
-def make(family: str, n: int, p: int, ccr: float):
+def make(family: str, n: int, p: int, ccr: float, stg_dir: Path):
     if family == "stg":
-        return read_stg(STG_DIR / "100_rand0000.stg", p, ccr, max_tasks=n)
+        return read_stg(stg_dir / "100_rand0000.stg", p, ccr, max_tasks=n)
     return random_instance(n=n, p=p, seed=0, density=min(1.0, 4 / n), het=0.5, ccr=ccr)
 
 
@@ -58,6 +57,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="5 s limits, fewer sizes")
     ap.add_argument("--time-limit", type=float, default=None)
+    ap.add_argument("--stg", type=Path, required=True,
+                    help="folder of the Kasahara STG files (100_rand0000.stg is used)")
     args = ap.parse_args()
     limit = args.time_limit or (5.0 if args.quick else 30.0)
     if args.quick:
@@ -70,8 +71,8 @@ def main() -> None:
     print(f"Command: `{cmd}` ({limit:g} s per run, HiGHS; warm start = the better of HEFT "
           f"and seed 003; {platform.machine()}, Python {platform.python_version()}; 2 "
           "shared cores, so times are inflated)\n")
-    if not STG_DIR.is_dir():
-        sys.exit(f"STG files not found in {STG_DIR}")
+    if not (args.stg / "100_rand0000.stg").is_file():
+        sys.exit(f"--stg: 100_rand0000.stg not found in {args.stg}")
     rows, ratios = [], {v: [] for v in VARIANTS}
     for family in ("stg", "random"):
         for p in (2, 3, 4):
@@ -80,7 +81,7 @@ def main() -> None:
                 fail = {v: None for v in VARIANTS}
                 both_times = {v: 0.0 for v in VARIANTS}
                 for n in sizes[family]:
-                    inst = make(family, n, p, ccr)
+                    inst = make(family, n, p, ccr, args.stg)
                     res = run_size(inst, limit)
                     ref = min(r.objective for r in res.values())
                     for v, r in res.items():
