@@ -140,6 +140,32 @@ def print_tables(rows: list[tuple]) -> None:
 LARGE = 10_000
 
 
+def print_wide(rows: list[tuple]) -> None:
+    """One line per graph and k: parts, METIS's cut and time, every method's cut / METIS
+    and the time ratios of seed004-plus, Scotch and KaHIP eco (docs/benchmarks.md)."""
+    by: dict[str, dict[str, tuple]] = {}
+    for r in rows:
+        by.setdefault(r[0], {})[r[4]] = r
+    print("| graph | vertices | ⌈T/K⌉ | parts: seed004 / plus / METIS | METIS cut | "
+          "METIS time (s) | cut / METIS: seed004 | seed004-plus | Scotch | KaHIP fast | eco "
+          "| strong | time / METIS: seed004-plus | Scotch | KaHIP eco |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+    def c(ms: dict, m: str, k: int, fmt: str) -> str:
+        return format(ms[m][k], fmt) if m in ms else "—"
+
+    for label, ms in by.items():
+        m = ms["metis"]
+        parts = " / ".join(c(ms, x, 5, ",") for x in ("seed004", "seed004-plus", "metis"))
+        cuts = " | ".join(("**" + c(ms, x, 7, ".3f") + "**") if x == "seed004-plus"
+                          else c(ms, x, 7, ".3f")
+                          for x in ("seed004", "seed004-plus", "scotch", "kahip-fast",
+                                    "kahip-eco", "kahip-strong"))
+        times = " | ".join(c(ms, x, 9, ".2f") for x in ("seed004-plus", "scotch", "kahip-eco"))
+        print(f"| {label} | {m[1]:,} | {m[3]:,} | {parts} | {m[6]:,} | {m[8]:.2f} | {cuts} "
+              f"| {times} |")
+
+
 def print_summary(rows: list[tuple], title: str) -> None:
     """Geometric means and worst ratios to METIS per method over ``rows``."""
     ratios: dict[str, list[tuple[float, float]]] = {}
@@ -173,12 +199,17 @@ def run_methods(label: str, g, cap: int, k_peer: int, args, rows: list[tuple]) -
     """Every method once on ``g`` with capacity ``cap`` (peers at ``k_peer`` parts);
     appends the table rows (ratios to METIS)."""
     from chipsched.heuristics.core_assignment import plus_partition, seed004_partition
-    from chipsched.heuristics.core_assignment.peers import kahip_partition, metis_partition
+    from chipsched.heuristics.core_assignment.peers import (
+        kahip_partition,
+        metis_partition,
+        scotch_partition,
+    )
 
     big = 10**6  # cores: unconstrained
     runs = [("seed004", lambda: seed004_partition(g, cap, args.seed)),
             ("seed004-plus", lambda: plus_partition(g, cap, big, args.seed)),
-            ("metis", lambda: metis_partition(g, k_peer, cap, big, seed=args.seed)[0])]
+            ("metis", lambda: metis_partition(g, k_peer, cap, big, seed=args.seed)[0]),
+            ("scotch", lambda: scotch_partition(g, k_peer, cap, big, seed=args.seed)[0])]
     for mode in ("fast", "eco", "strong"):
         if g.n <= (args.strong_max if mode == "strong" else args.kahip_max):
             runs.append((f"kahip-{mode}", lambda mode=mode: kahip_partition(
@@ -252,10 +283,12 @@ def protocol(args) -> None:
             cap = math.ceil(1.03 * g.total_size / k)
             run_methods(f"{name} k={k}", g, cap, k, args, rows)
     print("\n`python benchmarks/core_assignment_partition.py --protocol` — k = 16/64/256, "
-          "K = ⌈1.03·n/k⌉; METIS and KaHIP at k parts (3 % imbalance), seed 004 and "
+          "K = ⌈1.03·n/k⌉; METIS, Scotch and KaHIP at k parts (3 % imbalance), seed 004 and "
           f"seed004-plus their own count; KaHIP fast/eco on graphs ≤ {args.kahip_max:,} "
           f"vertices, strong ≤ {args.strong_max:,}\n")
     print_tables(rows)
+    print()
+    print_wide(rows)
 
 
 def same_parts(args) -> None:

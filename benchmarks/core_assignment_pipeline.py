@@ -12,7 +12,9 @@ Rows, each through ``chipsched.solve`` (seed 0, re-evaluated by the shared evalu
 4. ``seed004-plus -p place=tabu`` — the same partition, tabu search (Ro-TS up to 256
    cores, the sparse search above);
 5. ``metis`` and ``metis -p placement=tabu`` — METIS's partition (its own part count)
-   with the document's placement and with the tabu search, for reference.
+   with the document's placement and with the tabu search, for reference;
+6. ``scotch`` — Scotch's static mapping onto a mesh2D target (issue 31), and its k-way
+   partition with the tabu search.
 
 Columns: groups, cut (synapses), traffic (synapse·hops), multicast traffic
 (packet·hops), wall time, and the change of traffic against the row above.
@@ -35,7 +37,9 @@ ROWS = (("seed004", "seed004", {}),
         ("seed004-plus (swaps)", "seed004-plus", {}),
         ("seed004-plus, place=tabu", "seed004-plus", {"place": "tabu"}),
         ("metis (seed 004 placement)", "metis", {}),
-        ("metis, placement=tabu", "metis", {"placement": "tabu"}))
+        ("metis, placement=tabu", "metis", {"placement": "tabu"}),
+        ("scotch (static mapping)", "scotch", {}),
+        ("scotch partition, placement=tabu", "scotch", {"placement": "tabu"}))
 
 
 def main() -> None:
@@ -68,7 +72,7 @@ def main() -> None:
             dt = time.perf_counter() - t
             m = r.metrics
             tr = m["traffic"]
-            delta = "" if prev is None or label.startswith("metis (") else \
+            delta = "" if prev is None or label.startswith(("metis (", "scotch (")) else \
                 f"{100 * (tr - prev) / prev:+.1f} %"
             prev = tr
             groups = m["solver"].get("groups", m.get("cores_used"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hypothesis.strategies as st
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 
 from chipsched.errors import InputError
 from chipsched.heuristics.core_assignment import (
@@ -29,6 +29,7 @@ from chipsched.heuristics.core_assignment.improved import fm_refine, plus_partit
 from chipsched.heuristics.core_assignment.peers import (
     kahip_partition,
     metis_partition,
+    metis_ufactor,
     repair_capacity,
 )
 from chipsched.heuristics.core_assignment.placement import (
@@ -235,6 +236,25 @@ def test_peers_respect_the_capacity(fn):
         fn(g, 2, 48, 100)
     with pytest.raises(InputError, match="only 4 cores"):
         fn(g, 9, 48, 4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 10**6), st.integers(2, 512), st.integers(1, 4096))
+def test_metis_ufactor_is_the_smallest_that_lets_a_part_reach_the_capacity(T, k, K):
+    """METIS allows a part (1 + ufactor/1000)·T/k (integer arithmetic: no rounding)."""
+    assume(k * K >= T)
+    uf = metis_ufactor(T, k, K)
+    assert uf >= 1 and (1000 + uf) * T >= 1000 * k * K
+    assert uf == 1 or (1000 + uf - 1) * T < 1000 * k * K
+
+
+def test_metis_peer_uses_that_ufactor():
+    g = stencil(20, 20)  # 400 neurons in 21 parts of 20: k·K/T = 1.05
+    _, st_ = metis_partition(g, 21, 20, 100, seed=0)
+    assert st_["ufactor"] == metis_ufactor(400, 21, 20) == 50
+    # 3elt at k = 256 (T = 4,720, K = ⌈1.03·T/k⌉ = 19): rounding down gave 30, a part
+    # of at most 18.99 neurons
+    assert metis_ufactor(4720, 256, 19) == 31
 
 
 def test_repair_moves_vertices_out_of_overfull_parts():

@@ -51,7 +51,15 @@ from .multilevel import (
 )
 from .packets import PASSES as PACKET_PASSES
 from .packets import packet_count, packet_refine
-from .peers import KAHIP_MODES, default_parts, kahip_partition, kl_bisector, metis_partition
+from .peers import (
+    KAHIP_MODES,
+    default_parts,
+    kahip_partition,
+    kl_bisector,
+    metis_partition,
+    scotch_mapping,
+    scotch_partition,
+)
 from .placement import (
     MAX_ITER,
     TOP_FRACTION,
@@ -503,6 +511,45 @@ def metis(instance: Instance, options: SolveOptions, params: MetisParams) -> Met
 def kahip(instance: Instance, options: SolveOptions, params: KahipParams) -> MethodOutput:
     return _peer(instance, options, kahip_partition, params.parts, params.placement,
                  mode=params.mode)
+
+
+SCOTCH_PLACEMENTS = ("mapping", *PEER_PLACEMENTS)
+
+
+@dataclass(frozen=True)
+class ScotchParams:
+    placement: str = param("mapping", "Scotch's static mapping onto the smallest sub-mesh "
+                           "that holds the graph (graph and target bipartitioned together), "
+                           "or Scotch's k-way partition placed as for metis",
+                           choices=SCOTCH_PLACEMENTS)
+    parts: int | None = param(None, "parts to ask for (partition placements only)", ge=1,
+                              none="⌈total size / (0.97 · capacity)⌉, at most the cores")
+    quality: bool = param(False, "Scotch's QUALITY strategy flag instead of its default")
+
+
+@method(D, "scotch", "peer", "Scotch static mapping onto a 2-D mesh target (or k-way "
+        "partition + placement) with the capacity as balance bound, repaired if needed",
+        source="Scotch 7 (Pellegrini) via pyscotch", randomized=True, params=ScotchParams,
+        applies=_tabu_applies)
+def scotch(instance: Instance, options: SolveOptions, params: ScotchParams) -> MethodOutput:
+    """Scotch as a peer (issue 31): by default its static mapping (:func:`.peers.
+    scotch_mapping`): every core of the target sub-mesh is one group, placed where
+    Scotch put it."""
+    if params.placement != "mapping":
+        return _peer(instance, options, scotch_partition, params.parts, params.placement,
+                     quality=params.quality)
+    if params.parts is not None:
+        from chipsched.errors import InputError
+
+        raise InputError("parts", "is set by the target sub-mesh in Scotch's mapping",
+                         "drop -p parts or use -p placement=seed004 (or rb, tabu, rowmajor)")
+    core, stats = scotch_mapping(instance.graph, instance.rows, instance.cols,
+                                 instance.capacity, options.seed, quality=params.quality,
+                                 budget=options.budget)
+    used, group = np.unique(core, return_inverse=True)
+    group = group.astype(np.int64)
+    return _cut_short(map_groups(instance, group, used.astype(np.int64), None, stats),
+                      options.budget)
 
 
 def warm_up_kernels() -> None:

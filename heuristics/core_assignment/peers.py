@@ -2,7 +2,8 @@
 bisection, with the capacity of a core as their balance constraint.
 
 METIS and KaHIP balance part *sizes* up to an imbalance factor; we set it so that the
-largest allowed part equals the core capacity (METIS: ``ufactor`` = ⌊1000·(k·K/T − 1)⌋,
+largest allowed part reaches the core capacity (METIS: ``ufactor`` = ⌈1000·(k·K/T − 1)⌉,
+:func:`metis_ufactor`,
 KaHIP: ``ε`` = max(0.01, K/⌈T/k⌉ − 1) — it crashes with ε = 0 — for k parts, capacity
 K, total size T). Neither guarantees the bound exactly, so :func:`repair_capacity`
 moves the cheapest vertices out of any over-full part afterwards (counted in the stats;
@@ -130,6 +131,16 @@ def default_parts(total_size: int, capacity: int, cores: int, headroom: float = 
     return max(1, min(cores, want), math.ceil(total_size / capacity))
 
 
+def metis_ufactor(total_size: int, parts: int, capacity: int) -> int:
+    """The smallest METIS ``ufactor`` (≥ 1) with which a part may reach the capacity K:
+    METIS allows a part (1 + ufactor/1000)·T/k, so ⌈1000·(k·K/T − 1)⌉, in integers.
+    Rounding down instead (before issue 31) kept every part below K when k·K/T is not a
+    multiple of 0.001 — with small parts METIS then could not balance at all and its cut
+    grew up to 2.4× (3elt, k = 256); a part over K is repaired afterwards."""
+    T, k, K = int(total_size), int(parts), int(capacity)
+    return max(1, -(-1000 * (k * K - T) // T))
+
+
 def _check_parts(parts: int, graph: NeuronGraph, capacity: int, cores: int) -> int:
     parts = int(parts)
     if parts < 1:
@@ -156,7 +167,7 @@ def metis_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int, s
     if parts == 1:
         return np.zeros(graph.n, np.int64), {"ufactor": 0, "repair_moves": 0, "parts": 1}
     T = graph.total_size
-    ufactor = max(1, math.floor(1000 * (parts * capacity / T - 1)))
+    ufactor = metis_ufactor(T, parts, capacity)
     idx = pymetis.zero_copy_dtype() if hasattr(pymetis, "zero_copy_dtype") else np.int32
     opts = pymetis.Options(ufactor=int(ufactor), seed=int(seed), ncuts=int(ncuts),
                            niter=int(niter))
@@ -251,3 +262,117 @@ def kl_bisector(max_iter: int = 10, budget: Budget | None = None) -> Any:
         return mask, cut
 
     return bisect
+
+
+# ---------------------------------------------------------------------------------------
+# Scotch (pyscotch)
+
+
+def _pyscotch() -> Any:
+    """pyscotch, imported without the banner it prints on stderr when it loads libscotch
+    (a CLI's stderr is for our messages)."""
+    import contextlib
+    import io
+
+    with contextlib.redirect_stderr(io.StringIO()):
+        import pyscotch
+
+        # the library loads lazily, on the first attribute that needs it
+        pyscotch.Graph, pyscotch.Architecture, pyscotch.Strategy  # noqa: B018
+    return pyscotch
+
+
+def scotch_target(total_size: int, capacity: int, rows: int, cols: int,
+                  headroom: float = 0.0) -> tuple[int, int]:
+    """The target mesh of a Scotch static mapping: the sub-mesh (rows', cols') of the
+    ``rows × cols`` array with the fewest cores that hold the graph with ``headroom``
+    free in every core, the squarest on ties (a corner sub-mesh: Manhattan distances
+    inside it are the array's)."""
+    need = max(1, math.ceil(total_size / ((1 - headroom) * capacity)))
+    best: tuple[int, int, int] | None = None
+    for r in range(1, rows + 1):
+        c = math.ceil(need / r)
+        if c > cols:
+            continue
+        key = (r * c, abs(r - c), r)
+        if best is None or key < best:
+            best = key
+    if best is None:
+        raise InputError("cores", f"{need} cores of capacity {capacity} needed but the "
+                         f"{rows}×{cols} array has {rows * cols}",
+                         "use a larger array or capacity")
+    r = best[2]
+    return r, math.ceil(need / r)
+
+
+def _scotch_graph(pyscotch: Any, graph: NeuronGraph) -> Any:
+    g = pyscotch.Graph()
+    g.build(graph.indptr, graph.indices, graph.sizes, graph.weights)
+    return g
+
+
+def _scotch_strategy(pyscotch: Any, balance: float, quality: bool) -> Any:
+    from pyscotch.strategy import StrategyFlags
+
+    s = pyscotch.Strategy()
+    flags = StrategyFlags.QUALITY if quality else StrategyFlags.DEFAULT
+    s.request_mapping(flags, balance=max(0.0, float(balance)))
+    return s
+
+
+def scotch_mapping(graph: NeuronGraph, rows: int, cols: int, capacity: int, seed: int = 0,
+                   quality: bool = False, headroom: float = 0.0,
+                   budget: Budget | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """Scotch's static mapping (``SCOTCH_graphMap``, dual recursive bipartitioning of the
+    graph and a ``mesh2D`` target together) onto the smallest sub-mesh that holds the
+    graph (:func:`scotch_target`), its imbalance set so a core may reach the capacity,
+    repaired if Scotch overshoots it (:func:`repair_capacity`). Returns each vertex's
+    core in the ``rows × cols`` array (row-major) and stats. Scotch's generator is
+    seeded and reset first, so a seed gives one mapping; the C call cannot poll
+    ``budget`` and runs under :meth:`~chipsched.budget.Budget.call`."""
+    pys = _pyscotch()
+    T = graph.total_size
+    tr, tc = scotch_target(T, capacity, rows, cols, headroom)
+    balance = capacity * tr * tc / T - 1
+    arch = pys.Architecture()
+    arch.mesh2d(tc, tr)  # terminal t sits at x = t mod tc, y = t div tc
+    sg = _scotch_graph(pys, graph)
+    strat = _scotch_strategy(pys, balance, quality)
+
+    def run() -> np.ndarray:
+        pys.random_seed(int(seed) % (2**31 - 1))
+        pys.random_reset()
+        return np.asarray(sg.map(arch, strat), dtype=np.int64)
+
+    term = run() if budget is None else budget.call("running Scotch", run)
+    stats: dict[str, Any] = {"target": f"mesh2D {tr}×{tc}", "imbalance": balance,
+                             "scotch_cut": int(graph.cut_weight(term))}
+    stats.update(repair_capacity(graph, term, capacity, tr * tc))
+    core = (term // tc) * cols + term % tc
+    return core, stats
+
+
+def scotch_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int,
+                     seed: int = 0, quality: bool = False, budget: Budget | None = None
+                     ) -> tuple[np.ndarray, dict[str, Any]]:
+    """Scotch's k-way partition (static mapping onto a complete graph of ``parts``
+    vertices) with the capacity as balance bound, repaired if needed — the peer as a
+    partitioner before another placement."""
+    pys = _pyscotch()
+    parts = _check_parts(parts, graph, capacity, cores)
+    if parts == 1:
+        return np.zeros(graph.n, np.int64), {"imbalance": 0.0, "repair_moves": 0, "parts": 1}
+    T = graph.total_size
+    balance = capacity * parts / T - 1
+    sg = _scotch_graph(pys, graph)
+    strat = _scotch_strategy(pys, balance, quality)
+
+    def run() -> np.ndarray:
+        pys.random_seed(int(seed) % (2**31 - 1))
+        pys.random_reset()
+        return np.asarray(sg.partition(parts, strat), dtype=np.int64)
+
+    part = run() if budget is None else budget.call("running Scotch", run)
+    stats: dict[str, Any] = {"imbalance": balance, "scotch_cut": int(graph.cut_weight(part))}
+    stats.update(repair_capacity(graph, part, capacity, cores))
+    return part, stats

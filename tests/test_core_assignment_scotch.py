@@ -1,0 +1,88 @@
+"""Scotch as a core_assignment peer (issue 31): the target sub-mesh, the capacity, a seed
+gives one mapping in any process, the partition mode, a quiet import."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import chipsched
+from chipsched.errors import InputError
+from chipsched.heuristics.core_assignment.peers import (
+    scotch_mapping,
+    scotch_partition,
+    scotch_target,
+)
+from chipsched.neurongraph import layered_random, stencil
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 10**6), st.integers(1, 4096), st.integers(1, 64), st.integers(1, 64))
+def test_the_target_is_the_smallest_sub_mesh_that_holds_the_graph(T, K, rows, cols):
+    need = math.ceil(T / K)
+    if need > rows * cols:
+        with pytest.raises(InputError, match="cores"):
+            scotch_target(T, K, rows, cols)
+        return
+    r, c = scotch_target(T, K, rows, cols)
+    assert r <= rows and c <= cols and r * c * K >= T
+    # no sub-mesh of the array with fewer cores holds it
+    assert all(rr * min(cols, math.ceil(need / rr)) < need or
+               rr * math.ceil(need / rr) >= r * c for rr in range(1, rows + 1))
+
+
+def test_mapping_fits_the_capacity_and_stays_in_the_target():
+    g = layered_random(4, 200, 6, seed=3)
+    core, st_ = scotch_mapping(g, 5, 6, 64, seed=0)
+    r, c = scotch_target(g.total_size, 64, 5, 6)
+    assert st_["target"] == f"mesh2D {r}×{c}"
+    load = np.bincount(core, weights=g.sizes, minlength=30)
+    assert load.max() <= 64
+    rows_used, cols_used = core // 6, core % 6
+    assert rows_used.max() < r and cols_used.max() < c
+
+
+def test_partition_mode_fits_the_capacity():
+    g = stencil(20, 20)
+    part, _ = scotch_partition(g, 9, 48, 100, seed=1)
+    assert np.bincount(part, weights=g.sizes).max() <= 48 and part.max() < 100
+    with pytest.raises(InputError, match="cannot hold"):
+        scotch_partition(g, 2, 48, 100)
+
+
+SCRIPT = """
+import json, sys
+import chipsched
+r = chipsched.solve("core_assignment", chipsched.make_instance(
+    "core_assignment", "layered:layers=4,width=150,fanin=5,seed=2", "neuro-4x4-k64"),
+    "scotch", seed=int(sys.argv[1]))
+print(json.dumps([r.objective, r.solution.core.tolist()]))
+"""
+
+
+def test_a_seed_gives_one_mapping_in_any_process():
+    outs = [subprocess.run([sys.executable, "-c", SCRIPT, "7"], capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    for o in outs:
+        assert o.returncode == 0, o.stderr[-2000:]
+        assert "Loaded Scotch" not in o.stderr  # the binding's banner stays quiet
+    a, b = (json.loads(o.stdout.strip().splitlines()[-1]) for o in outs)
+    assert a == b
+
+
+@pytest.mark.parametrize("placement", ["mapping", "seed004", "tabu"])
+def test_scotch_through_the_face(placement):
+    inst = chipsched.make_instance("core_assignment", "layered:layers=4,width=150,fanin=5,"
+                                   "seed=2", "neuro-4x4-k64")
+    r = chipsched.solve("core_assignment", inst, "scotch", seed=0, placement=placement)
+    assert r.objective is not None and r.objective > 0
+    if placement == "mapping":
+        with pytest.raises(InputError, match="parts"):
+            chipsched.solve("core_assignment", inst, "scotch", parts=9)
