@@ -119,8 +119,9 @@ def test_plus_pipeline_stages_share_the_partition():
 
     inst = make_instance("core_assignment", "layered:layers=6,width=600,fanin=8,seed=2",
                          "neuro-8x8")
-    runs = {p: solve("core_assignment", inst, "seed004-plus", seed=0, place=p)
-            for p in ("force", "swaps", "tabu")}
+    # without the neuron moves of issue 31, which re-partition on the mesh
+    runs = {p: solve("core_assignment", inst, "seed004-plus", seed=0, place=p,
+                     vertex_moves=0) for p in ("force", "swaps", "tabu")}
     cuts = {r.metrics["cut_weight"] for r in runs.values()}
     assert len(cuts) == 1
     assert runs["tabu"].objective <= runs["tabu"].metrics["solver"]["traffic_before_tabu"]

@@ -33,6 +33,7 @@ from chipsched.solvers.options import SolveOptions
 
 from . import improved
 from .improved import plus_partition, plus_placement
+from .meshrefine import MESH_MAX_EDGES, MESH_PASSES, refine_on_mesh
 from .multilevel import (
     MERGE_FRACTION,
     MIN_REDUCTION,
@@ -57,6 +58,7 @@ from .peers import (
     kahip_partition,
     kl_bisector,
     metis_partition,
+    repair_capacity,
     scotch_mapping,
     scotch_partition,
 )
@@ -268,6 +270,11 @@ class PlusParams:
                                      choices=("auto", "cut", "packets"))
     packet_passes: int = param(PACKET_PASSES, "greedy passes of the packet "
                                "refinement (partition_objective=packets)", ge=0)
+    vertex_moves: int = param(MESH_PASSES, "passes of neuron moves and swaps on the mesh "
+                              "after the placement, by their exact traffic gain (traffic "
+                              "and energy objectives, graphs up to "
+                              f"{MESH_MAX_EDGES:,} synapses; 0: off, as before issue 31)",
+                              ge=0)
 
 
 def _tabu_applies(instance: Instance, params: Any, warm: bool = False) -> str | None:
@@ -320,6 +327,18 @@ def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams
                                  max_iter=params.max_iter, top_fraction=params.top_fraction,
                                  budget=budget)
     st.done("placement")
+    if params.vertex_moves and instance.objective.name in ("traffic", "energy") \
+            and instance.graph.m <= MESH_MAX_EDGES and not budget.exhausted():
+        st.note("neuron moves on the mesh")
+        core, mst = refine_on_mesh(instance.graph, gc[res.group], instance.rows,
+                                   instance.cols, instance.capacity, int(ss[1]),
+                                   max_passes=params.vertex_moves, budget=budget)
+        st.done("vertex_moves")
+        used, group = np.unique(core, return_inverse=True)
+        return _cut_short(map_groups(instance, group.astype(np.int64), used.astype(np.int64),
+                                     None, {**res.stats, **pst, **mst,
+                                            "groups_before_moves": int(res.n_groups),
+                                            "stage_s": st.times}), budget)
     return _cut_short(map_groups(instance, res.group, gc, res.cut,
                                  {**res.stats, **pst, "stage_s": st.times}, quotient=q),
                       budget)
@@ -525,6 +544,9 @@ class ScotchParams:
     parts: int | None = param(None, "parts to ask for (partition placements only)", ge=1,
                               none="⌈total size / (0.97 · capacity)⌉, at most the cores")
     quality: bool = param(False, "Scotch's QUALITY strategy flag instead of its default")
+    deterministic: bool = param(True, "run Scotch in a deterministic context (one seed, one "
+                                "mapping); false: its default threaded context, whose "
+                                "results differ from run to run")
 
 
 @method(D, "scotch", "peer", "Scotch static mapping onto a 2-D mesh target (or k-way "
@@ -537,7 +559,7 @@ def scotch(instance: Instance, options: SolveOptions, params: ScotchParams) -> M
     Scotch put it."""
     if params.placement != "mapping":
         return _peer(instance, options, scotch_partition, params.parts, params.placement,
-                     quality=params.quality)
+                     quality=params.quality, deterministic=params.deterministic)
     if params.parts is not None:
         from chipsched.errors import InputError
 
@@ -545,7 +567,7 @@ def scotch(instance: Instance, options: SolveOptions, params: ScotchParams) -> M
                          "drop -p parts or use -p placement=seed004 (or rb, tabu, rowmajor)")
     core, stats = scotch_mapping(instance.graph, instance.rows, instance.cols,
                                  instance.capacity, options.seed, quality=params.quality,
-                                 budget=options.budget)
+                                 deterministic=params.deterministic, budget=options.budget)
     used, group = np.unique(core, return_inverse=True)
     group = group.astype(np.int64)
     return _cut_short(map_groups(instance, group, used.astype(np.int64), None, stats),
@@ -593,3 +615,6 @@ def warm_up_kernels() -> None:
             q = inst.quotient(res.group, res.n_groups)
             start = place_recursive_bisection(q, inst.rows, inst.cols)
             sparse_tabu(q, inst.rows, inst.cols, start, iterations=50)
+            # the capacity repair runs only on an over-full partition (Scotch's, often)
+            repair_capacity(inst.graph, np.zeros(inst.graph.n, np.int64), inst.capacity,
+                            inst.n_cores)

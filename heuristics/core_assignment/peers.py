@@ -278,7 +278,7 @@ def _pyscotch() -> Any:
         import pyscotch
 
         # the library loads lazily, on the first attribute that needs it
-        pyscotch.Graph, pyscotch.Architecture, pyscotch.Strategy  # noqa: B018
+        pyscotch.Graph, pyscotch.Architecture, pyscotch.Strategy, pyscotch.Context  # noqa: B018
     return pyscotch
 
 
@@ -305,10 +305,26 @@ def scotch_target(total_size: int, capacity: int, rows: int, cols: int,
     return r, math.ceil(need / r)
 
 
-def _scotch_graph(pyscotch: Any, graph: NeuronGraph) -> Any:
+def _scotch_graph(pyscotch: Any, graph: NeuronGraph, seed: int, deterministic: bool = True
+                  ) -> tuple[Any, Any, Any]:
+    """The graph, bound to a Scotch context that is deterministic (Scotch's threads
+    otherwise make its results differ from run to run) and seeded with ``seed`` —
+    unless ``deterministic`` is false (Scotch's default context); returns (graph to
+    use, context, graph) — the last two must outlive the first."""
     g = pyscotch.Graph()
     g.build(graph.indptr, graph.indices, graph.sizes, graph.weights)
-    return g
+    if not deterministic:
+        return g, None, g
+    ctx = pyscotch.Context()
+    ctx.option_set(SCOTCH_OPTION_DETERMINISTIC, 1)
+    ctx.random_seed(int(seed) % (2**31 - 1))
+    ctx.random_reset()
+    return ctx.bind_graph(g), ctx, g
+
+
+#: Scotch's context options (``SCOTCH_OPTIONNUMDETERMINISTIC``,
+#: ``SCOTCH_OPTIONNUMRANDOMFIXEDSEED`` in scotch.h)
+SCOTCH_OPTION_DETERMINISTIC, SCOTCH_OPTION_FIXED_SEED = 0, 1
 
 
 def _scotch_strategy(pyscotch: Any, balance: float, quality: bool) -> Any:
@@ -321,22 +337,23 @@ def _scotch_strategy(pyscotch: Any, balance: float, quality: bool) -> Any:
 
 
 def scotch_mapping(graph: NeuronGraph, rows: int, cols: int, capacity: int, seed: int = 0,
-                   quality: bool = False, headroom: float = 0.0,
+                   quality: bool = False, headroom: float = 0.0, deterministic: bool = True,
                    budget: Budget | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Scotch's static mapping (``SCOTCH_graphMap``, dual recursive bipartitioning of the
     graph and a ``mesh2D`` target together) onto the smallest sub-mesh that holds the
     graph (:func:`scotch_target`), its imbalance set so a core may reach the capacity,
     repaired if Scotch overshoots it (:func:`repair_capacity`). Returns each vertex's
-    core in the ``rows × cols`` array (row-major) and stats. Scotch's generator is
-    seeded and reset first, so a seed gives one mapping; the C call cannot poll
-    ``budget`` and runs under :meth:`~chipsched.budget.Budget.call`."""
+    core in the ``rows × cols`` array (row-major) and stats. Scotch runs in a
+    deterministic, seeded context, so a seed gives one mapping in any process; the C
+    call cannot poll ``budget`` and runs under
+    :meth:`~chipsched.budget.Budget.call`."""
     pys = _pyscotch()
     T = graph.total_size
     tr, tc = scotch_target(T, capacity, rows, cols, headroom)
     balance = capacity * tr * tc / T - 1
     arch = pys.Architecture()
     arch.mesh2d(tc, tr)  # terminal t sits at x = t mod tc, y = t div tc
-    sg = _scotch_graph(pys, graph)
+    sg, _ctx, _g = _scotch_graph(pys, graph, seed, deterministic)
     strat = _scotch_strategy(pys, balance, quality)
 
     def run() -> np.ndarray:
@@ -353,8 +370,8 @@ def scotch_mapping(graph: NeuronGraph, rows: int, cols: int, capacity: int, seed
 
 
 def scotch_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int,
-                     seed: int = 0, quality: bool = False, budget: Budget | None = None
-                     ) -> tuple[np.ndarray, dict[str, Any]]:
+                     seed: int = 0, quality: bool = False, deterministic: bool = True,
+                     budget: Budget | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Scotch's k-way partition (static mapping onto a complete graph of ``parts``
     vertices) with the capacity as balance bound, repaired if needed — the peer as a
     partitioner before another placement."""
@@ -364,7 +381,7 @@ def scotch_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int,
         return np.zeros(graph.n, np.int64), {"imbalance": 0.0, "repair_moves": 0, "parts": 1}
     T = graph.total_size
     balance = capacity * parts / T - 1
-    sg = _scotch_graph(pys, graph)
+    sg, _ctx, _g = _scotch_graph(pys, graph, seed, deterministic)
     strat = _scotch_strategy(pys, balance, quality)
 
     def run() -> np.ndarray:
