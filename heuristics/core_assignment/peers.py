@@ -336,6 +336,22 @@ def _scotch_strategy(pyscotch: Any, balance: float, quality: bool) -> Any:
     return s
 
 
+def _scotch_run(pys: Any, graph: NeuronGraph, seed: int, deterministic: bool,
+                balance: float, quality: bool, budget: Budget | None,
+                solve: Any) -> np.ndarray:
+    """``solve(scotch graph, strategy)`` seeded (the C call cannot poll ``budget``: it
+    runs under :meth:`~chipsched.budget.Budget.call`)."""
+    sg, _ctx, _g = _scotch_graph(pys, graph, seed, deterministic)
+    strat = _scotch_strategy(pys, balance, quality)
+
+    def run() -> np.ndarray:
+        pys.random_seed(int(seed) % (2**31 - 1))
+        pys.random_reset()
+        return np.asarray(solve(sg, strat), dtype=np.int64)
+
+    return run() if budget is None else budget.call("running Scotch", run)
+
+
 def scotch_mapping(graph: NeuronGraph, rows: int, cols: int, capacity: int, seed: int = 0,
                    quality: bool = False, headroom: float = 0.0, deterministic: bool = True,
                    budget: Budget | None = None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -353,15 +369,8 @@ def scotch_mapping(graph: NeuronGraph, rows: int, cols: int, capacity: int, seed
     balance = capacity * tr * tc / T - 1
     arch = pys.Architecture()
     arch.mesh2d(tc, tr)  # terminal t sits at x = t mod tc, y = t div tc
-    sg, _ctx, _g = _scotch_graph(pys, graph, seed, deterministic)
-    strat = _scotch_strategy(pys, balance, quality)
-
-    def run() -> np.ndarray:
-        pys.random_seed(int(seed) % (2**31 - 1))
-        pys.random_reset()
-        return np.asarray(sg.map(arch, strat), dtype=np.int64)
-
-    term = run() if budget is None else budget.call("running Scotch", run)
+    term = _scotch_run(pys, graph, seed, deterministic, balance, quality, budget,
+                       lambda sg, strat: sg.map(arch, strat))
     stats: dict[str, Any] = {"target": f"mesh2D {tr}×{tc}", "imbalance": balance,
                              "scotch_cut": int(graph.cut_weight(term))}
     stats.update(repair_capacity(graph, term, capacity, tr * tc))
@@ -381,15 +390,8 @@ def scotch_partition(graph: NeuronGraph, parts: int, capacity: int, cores: int,
         return np.zeros(graph.n, np.int64), {"imbalance": 0.0, "repair_moves": 0, "parts": 1}
     T = graph.total_size
     balance = capacity * parts / T - 1
-    sg, _ctx, _g = _scotch_graph(pys, graph, seed, deterministic)
-    strat = _scotch_strategy(pys, balance, quality)
-
-    def run() -> np.ndarray:
-        pys.random_seed(int(seed) % (2**31 - 1))
-        pys.random_reset()
-        return np.asarray(sg.partition(parts, strat), dtype=np.int64)
-
-    part = run() if budget is None else budget.call("running Scotch", run)
+    part = _scotch_run(pys, graph, seed, deterministic, balance, quality, budget,
+                       lambda sg, strat: sg.partition(parts, strat))
     stats: dict[str, Any] = {"imbalance": balance, "scotch_cut": int(graph.cut_weight(part))}
     stats.update(repair_capacity(graph, part, capacity, cores))
     return part, stats
