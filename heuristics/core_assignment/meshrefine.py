@@ -62,86 +62,80 @@ def _pair_delta(v, u, indptr, indices, weights, core, cols):  # pragma: no cover
 
 @nb.njit(cache=True)
 def _refine(indptr, indices, weights, sizes, core, load, rows, cols, capacity,
-            members_ptr, members, order, max_passes, swap_candidates):  # pragma: no cover
+            members_ptr, members, order, swap_candidates):  # pragma: no cover
+    """One greedy sweep over the neurons of ``order``: (gain, moves, swaps)."""
     n = order.shape[0]
     n_cores = rows * cols
     seen = np.full(n_cores, -1, np.int64)
     cand = np.empty(n_cores, np.int64)
-    total_gain = 0
+    gained = 0
     moves = 0
     swaps = 0
-    passes = 0
-    for _ in range(max_passes):
-        passes += 1
-        gained = 0
-        for k in range(n):
-            v = order[k]
-            a = core[v]
-            nc = 0
-            for e in range(indptr[v], indptr[v + 1]):
-                x = core[indices[e]]
-                if x != a and seen[x] != v:
+    for k in range(n):
+        v = order[k]
+        a = core[v]
+        nc = 0
+        for e in range(indptr[v], indptr[v + 1]):
+            x = core[indices[e]]
+            if x != a and seen[x] != v:
+                seen[x] = v
+                cand[nc] = x
+                nc += 1
+        r, c = a // cols, a % cols
+        for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            rr, cc = r + dr, c + dc
+            if 0 <= rr < rows and 0 <= cc < cols:
+                x = rr * cols + cc
+                if seen[x] != v:
                     seen[x] = v
                     cand[nc] = x
                     nc += 1
-            r, c = a // cols, a % cols
-            for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < rows and 0 <= cc < cols:
-                    x = rr * cols + cc
-                    if seen[x] != v:
-                        seen[x] = v
-                        cand[nc] = x
-                        nc += 1
-            if nc == 0:
+        if nc == 0:
+            continue
+        here = _cost_at(v, a, indptr, indices, weights, core, cols)
+        best_gain = 0
+        best_x = -1
+        best_u = -1
+        for i in range(nc):
+            x = cand[i]
+            g = here - _cost_at(v, x, indptr, indices, weights, core, cols)
+            if g <= 0:
                 continue
-            here = _cost_at(v, a, indptr, indices, weights, core, cols)
-            best_gain = 0
-            best_x = -1
-            best_u = -1
-            for i in range(nc):
-                x = cand[i]
-                g = here - _cost_at(v, x, indptr, indices, weights, core, cols)
-                if g <= 0:
-                    continue
-                if load[x] + sizes[v] <= capacity:
-                    if g > best_gain:
-                        best_gain = g
-                        best_x = x
-                        best_u = -1
-                    continue
-                # a full core: the best partner of that core to send back (a bounded
-                # scan of its neurons)
-                lim = min(members_ptr[x + 1] - members_ptr[x], swap_candidates)
-                for j in range(lim):
-                    u = members[members_ptr[x] + j]
-                    if core[u] != x:
-                        continue
-                    if load[x] - sizes[u] + sizes[v] > capacity or \
-                            load[a] - sizes[v] + sizes[u] > capacity:
-                        continue
-                    gg = -_pair_delta(v, u, indptr, indices, weights, core, cols)
-                    if gg > best_gain:
-                        best_gain = gg
-                        best_x = x
-                        best_u = u
-            if best_x < 0:
+            if load[x] + sizes[v] <= capacity:
+                if g > best_gain:
+                    best_gain = g
+                    best_x = x
+                    best_u = -1
                 continue
-            core[v] = best_x
-            load[a] -= sizes[v]
-            load[best_x] += sizes[v]
-            if best_u >= 0:
-                core[best_u] = a
-                load[best_x] -= sizes[best_u]
-                load[a] += sizes[best_u]
-                swaps += 1
-            else:
-                moves += 1
-            gained += best_gain
-        total_gain += gained
-        if gained == 0:
-            break
-    return total_gain, moves, swaps, passes
+            # a full core: the best partner of that core to send back (a bounded
+            # scan of its neurons)
+            lim = min(members_ptr[x + 1] - members_ptr[x], swap_candidates)
+            for j in range(lim):
+                u = members[members_ptr[x] + j]
+                if core[u] != x:
+                    continue
+                if load[x] - sizes[u] + sizes[v] > capacity or \
+                        load[a] - sizes[v] + sizes[u] > capacity:
+                    continue
+                gg = -_pair_delta(v, u, indptr, indices, weights, core, cols)
+                if gg > best_gain:
+                    best_gain = gg
+                    best_x = x
+                    best_u = u
+        if best_x < 0:
+            continue
+        core[v] = best_x
+        load[a] -= sizes[v]
+        load[best_x] += sizes[v]
+        if best_u >= 0:
+            core[best_u] = a
+            load[best_x] -= sizes[best_u]
+            load[a] += sizes[best_u]
+            swaps += 1
+        else:
+            moves += 1
+        gained += best_gain
+    return gained, moves, swaps
 
 
 def refine_on_mesh(graph: Any, core: np.ndarray, rows: int, cols: int, capacity: int,
@@ -181,9 +175,9 @@ def refine_on_mesh(graph: Any, core: np.ndarray, rows: int, cols: int, capacity:
             if lo and budget is not None and budget.exhausted():
                 stopped = True
                 break
-            g, m, s, _ = _refine(graph.indptr, graph.indices, weights, sizes, core, load,
-                                 rows, cols, capacity, members_ptr, members,
-                                 order[lo:lo + CHUNK], 1, swap_candidates)
+            g, m, s = _refine(graph.indptr, graph.indices, weights, sizes, core, load,
+                              rows, cols, capacity, members_ptr, members,
+                              order[lo:lo + CHUNK], swap_candidates)
             gained += int(g)
             stats["mesh_moves"] += int(m)
             stats["mesh_swaps"] += int(s)

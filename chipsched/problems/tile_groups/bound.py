@@ -26,6 +26,7 @@ enumerations of random small networks.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -373,9 +374,7 @@ def full_space_bound(instance: Any, refinements: int = 24,
     energy); the grid starts at the least latency, is geometric up to the latency of the
     least-energy rows and is refined ``refinements`` times at the binding step. The
     bound is the least over R (every tree has one)."""
-    import time as _time
-
-    t0 = _time.perf_counter()
+    t0 = time.perf_counter()
     an = instance.analyzer
     G, B, hw = an.G, an.B, an.hw
     obj = instance.objective
@@ -433,4 +432,4 @@ def full_space_bound(instance: Any, refinements: int = 24,
         env.append((d, float(min(lows))))
     return FullSpaceBound(objective=finite[best_r], root_runs=best_r, energy_j=float(e_min),
                           latency_s=float(d_min), by_root_runs=by_r, envelope=tuple(env),
-                          basic=basic, seconds=_time.perf_counter() - t0)
+                          basic=basic, seconds=time.perf_counter() - t0)
