@@ -89,6 +89,10 @@ def main() -> None:
                     "count of seed004 / seed004-plus")
     ap.add_argument("--kahip-max", type=int, default=100_000,
                     help="largest graph (vertices) KaHIP fast and eco run on")
+    ap.add_argument("--scotch-max", type=int, default=200_000,
+                    help="largest graph (vertices) Scotch's k-way partition runs on outside "
+                    "--protocol (its time grows with the part count: > 8 min at 4,028 "
+                    "parts on 1 M vertices)")
     ap.add_argument("--strong-max", type=int, default=10_000,
                     help="largest graph (vertices) KaHIP strong runs on (~100-500x METIS)")
     ap.add_argument("--protocol", action="store_true",
@@ -118,7 +122,7 @@ def main() -> None:
     print(f"\n`{cmd}` — every method with its own part count (peers: ⌈T/(0.97·K)⌉, METIS "
           f"ufactor and KaHIP ε from it); capacity K = 256 neurons per core, Walshaw graphs "
           f"64; KaHIP fast/eco on graphs ≤ {args.kahip_max:,} vertices, strong ≤ "
-          f"{args.strong_max:,}\n")
+          f"{args.strong_max:,}, Scotch ≤ {args.scotch_max:,}\n")
     print_tables(rows)
 
 
@@ -208,8 +212,10 @@ def run_methods(label: str, g, cap: int, k_peer: int, args, rows: list[tuple]) -
     big = 10**6  # cores: unconstrained
     runs = [("seed004", lambda: seed004_partition(g, cap, args.seed)),
             ("seed004-plus", lambda: plus_partition(g, cap, big, args.seed)),
-            ("metis", lambda: metis_partition(g, k_peer, cap, big, seed=args.seed)[0]),
-            ("scotch", lambda: scotch_partition(g, k_peer, cap, big, seed=args.seed)[0])]
+            ("metis", lambda: metis_partition(g, k_peer, cap, big, seed=args.seed)[0])]
+    if g.n <= args.scotch_max or args.protocol:  # the protocol's k <= 256 keeps it fast
+        runs.append(("scotch", lambda: scotch_partition(g, k_peer, cap, big,
+                                                        seed=args.seed)[0]))
     for mode in ("fast", "eco", "strong"):
         if g.n <= (args.strong_max if mode == "strong" else args.kahip_max):
             runs.append((f"kahip-{mode}", lambda mode=mode: kahip_partition(

@@ -8,11 +8,12 @@ Rows, each through ``chipsched.solve`` (seed 0, re-evaluated by the shared evalu
 2. ``seed004-plus -p place=force`` — the improved partition (heavy-edge matching to a
    small graph, size bisection with FM, k-way FM on every level), the document's
    placement;
-3. ``seed004-plus -p vertex_moves=0`` — the same partition, traffic-exact swaps; then
-   ``seed004-plus`` (its default since issue 31: the same + neuron moves and swaps on
-   the mesh);
-4. ``seed004-plus -p place=tabu`` — the same partition, tabu search (Ro-TS up to 256
-   cores, the sparse search above), without and with the neuron moves;
+3. ``seed004-plus -p place=swaps -p vertex_moves=0`` — the same partition, traffic-exact
+   swaps (the default before issue 31); then the same + neuron moves and swaps on the
+   mesh;
+4. ``seed004-plus -p place=tabu -p vertex_moves=0`` — the same partition, tabu search
+   (Ro-TS up to 256 cores, the sparse search above); then ``seed004-plus``, its default
+   since issue 31: the same + the neuron moves;
 5. ``metis`` and ``metis -p placement=tabu`` — METIS's partition (its own part count)
    with the document's placement and with the tabu search, for reference;
 6. ``scotch`` — Scotch's static mapping onto a mesh2D target (issue 31), and its k-way
@@ -36,10 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROWS = (("seed004", "seed004", {}),
         ("seed004-plus, place=force", "seed004-plus", {"place": "force", "vertex_moves": 0}),
-        ("seed004-plus (swaps)", "seed004-plus", {"vertex_moves": 0}),
-        ("seed004-plus (swaps + neuron moves: the default)", "seed004-plus", {}),
+        ("seed004-plus (swaps)", "seed004-plus", {"place": "swaps", "vertex_moves": 0}),
+        ("seed004-plus (swaps + neuron moves)", "seed004-plus", {"place": "swaps"}),
         ("seed004-plus, place=tabu", "seed004-plus", {"place": "tabu", "vertex_moves": 0}),
-        ("seed004-plus, place=tabu + neuron moves", "seed004-plus", {"place": "tabu"}),
+        ("seed004-plus, place=tabu + neuron moves: the default", "seed004-plus", {}),
         ("metis (seed 004 placement)", "metis", {}),
         ("metis, placement=tabu", "metis", {"placement": "tabu"}),
         ("scotch (static mapping)", "scotch", {}),

@@ -135,6 +135,9 @@ def main() -> None:
         for m in meths:
             kw = {"time_limit": tl} if registry().get("core_assignment", m).kind == "exact" \
                 else {"seed": 0}
+            if m == "seed004-plus":
+                # the docs' column is its traffic-exact swaps, the default until issue 31
+                kw["place"] = "swaps"
             r = run(inst, m, **kw)
             if r.objective is None:
                 cells.append(r.status.value)

@@ -44,7 +44,7 @@ __all__ = [
 
 #: Relative tolerance between a method's reported objective and the evaluator's.
 OBJECTIVE_RTOL = 1e-6
-#: Seconds per exact run in ``compare`` and ``bench`` when no time limit is given.
+#: Seconds per exact (or bound) run in ``compare`` and ``bench`` when no time limit is given.
 DEFAULT_EXACT_TIME_LIMIT = 10.0
 
 _OPTION_NAMES = {f.name for f in fields(SolveOptions)} - {"budget", "warm"}  # the face's own
@@ -119,8 +119,28 @@ def make_instance(decision: str, instance: Any, chip: Any = None, *,
     if unknown:
         raise InputError(f"{decision} option {unknown[0]!r}", "does not apply",
                          f"options of {decision}: {', '.join(known) or 'none'}")
+    if isinstance(instance, str) and instance.startswith("lib:"):
+        return _library_instance(dec.name, instance[4:], chip, options)
     hw = get_chip(chip if chip is not None else dec.problem.default_chip)
     return dec.load_instance(instance, hw, **options)
+
+
+def _library_instance(decision: str, name: str, chip: Any, options: Mapping[str, Any]
+                      ) -> Any:
+    """``lib:ID``: a chipsched-lib instance, exactly as published (its own chip and
+    options; checked against its fingerprint)."""
+    from chipsched import library
+
+    e = library.entry(name)
+    if e.decision != decision:
+        raise InputError(f"instance lib:{name}", f"is a {e.decision} instance, not "
+                         f"{decision}", f"use chipsched solve {e.decision} …")
+    given = [k for k, v in options.items() if v is not None] + (["chip"] if chip else [])
+    if given:
+        raise InputError(f"instance lib:{name}", f"fixes its chip and options; "
+                         f"{given[0]} cannot change it", "leave it out, or build the "
+                         f"instance from its spec: -i {e.spec} -c {e.chip_spec}")
+    return library.build_instance(e)
 
 
 def _warm_solution(dec: Decision, instance: Any, warm: Any, opts: SolveOptions,
@@ -498,8 +518,8 @@ def compare(decision: str, instance: Any, methods: Sequence[str] | None = None, 
     Never aborts on a method: one that does not apply is a ``skipped`` result with the
     reason, one that fails (an error, a time-out without a solution, a consistency
     failure) a result with status ``error`` (or its own) and the message. Randomized
-    methods run once per seed, the others once. Exact methods without a time limit in
-    ``options`` get ``exact_time_limit`` seconds. Method parameters among ``kwargs`` go
+    methods run once per seed, the others once. Exact and bound methods without a time
+    limit in ``options`` get ``exact_time_limit`` seconds. Method parameters among ``kwargs`` go
     to the methods that take them (one that no method takes is an error); a
     ``warm_start`` naming a method runs it once and warm-starts every method that takes
     warm starts. ``on_start(method, seed, done, total)`` is called before each run and
@@ -572,7 +592,7 @@ def _guarded(dec: Decision, instance: Any, name: str, opts: SolveOptions,
              ) -> Result:
     """``solve`` that turns every failure into a result row (compare and bench)."""
     m = dec.method(name)
-    if m.exact and opts.time_limit is None and exact_time_limit is not None:
+    if m.limited_by_default and opts.time_limit is None and exact_time_limit is not None:
         opts = opts.replace(time_limit=exact_time_limit)
     t0 = time.perf_counter()
     seed = opts.seed if m.randomized or m.exact else None

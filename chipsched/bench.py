@@ -19,7 +19,7 @@ A suite may instead hold ``runs: [suite, suite, …]`` to cover several decision
 Runs go to a process pool (``workers``) or, given ``scheduler`` (a Dask address), to a
 Dask cluster. A method that does not apply to an instance is recorded as ``skipped``
 with the reason, a run that fails with status ``error`` and its message; the sweep goes
-on. Exact methods without a time limit in the suite's options get
+on. Exact and bound methods without a time limit in the suite's options get
 ``chipsched.api.DEFAULT_EXACT_TIME_LIMIT`` seconds. Results: SQLite (table ``runs``,
 one row per run, appended), CSV, a
 plot of each method's gap to the best bound and of wall time against instance size,
@@ -296,7 +296,7 @@ def run_job(job: Job, registry_: Any = None) -> dict[str, Any]:
         obj = problem.objective(inst)
         row["objective_name"], row["objective_unit"] = obj.name, obj.unit
         opts = SolveOptions(seed=job.seed, **dict(job.options))
-        if m.exact and opts.time_limit is None:
+        if m.limited_by_default and opts.time_limit is None:
             opts = opts.replace(time_limit=DEFAULT_EXACT_TIME_LIMIT)
         res = solve(job.decision, inst, job.method, options=opts, registry_=reg,
                     **dict(job.params))

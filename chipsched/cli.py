@@ -400,6 +400,232 @@ def show_chip(
               markup=False)
 
 
+# ---------------------------------------------------------------------------------------
+# chipsched-lib: the instance library and the verifier
+
+lib_app = typer.Typer(no_args_is_help=True, help="chipsched-lib: the library of instances "
+                      "with best knowns and proven bounds (docs/library.md).")
+app.add_typer(lib_app, name="lib")
+
+
+@app.command("verify")
+@cli_errors
+def verify_cmd(
+    instance: Annotated[str, typer.Argument(help="a library instance id or instance file")],
+    solution: Annotated[Path, typer.Argument(help="a solution file: the decision's "
+                                             "solution JSON, a --out result or a "
+                                             "best-known file")],
+    json_: JsonOpt = False,
+) -> None:
+    """Check a solution on a library instance in full, re-evaluate it and compare it
+    with the best known (exit 2 with the first violation when it is infeasible)."""
+    from chipsched import library
+
+    v = library.verify(instance, solution)
+    if json_:
+        _print_json({"id": v.id, "decision": v.decision, "feasible": True,
+                     "objective": v.objective, "objective_name": v.objective_name,
+                     "objective_unit": v.objective_unit, "components": v.components,
+                     "best_known": v.best_known, "bound": v.bound,
+                     "beats_best_known": v.beats_best_known})
+        return
+    typer.echo(v.line())
+
+
+@lib_app.command("list")
+@cli_errors
+def lib_list_cmd(
+    decision: Annotated[str | None, typer.Argument(help="one decision (default: all)")] = None,
+) -> None:
+    """The library's instances: id, size, best known and bound."""
+    from rich.table import Table
+
+    from chipsched import library
+
+    rows = library.library_rows(decision)
+    t = Table(title=f"chipsched-lib {library.LIB_VERSION}: {len(rows)} instances")
+    for col in ("instance", "decision", "tier", "size", "best known", "bound", "gap"):
+        t.add_column(col, justify="right" if col in ("size", "best known", "bound", "gap")
+                     else "left")
+    for r in rows:
+        gap = ("optimal" if r["optimal"] else "" if r["gap"] is None
+               else f"{100 * r['gap']:.2f} %")
+        t.add_row(r["id"], r["decision"], r["tier"], f"{r['size']:,.0f} {r['size_unit']}",
+                  "" if r["best_known"] is None else f"{r['best_known']:.6g}",
+                  "" if r["bound"] is None else f"{r['bound']:.6g}", gap)
+    _out().print(t)
+
+
+@lib_app.command("show")
+@cli_errors
+def lib_show_cmd(
+    instance: Annotated[str, typer.Argument(help="a library instance id")],
+) -> None:
+    """One instance: how it is built, its best known (and how it was found) and bound."""
+    from chipsched import library
+
+    e = library.entry(instance)
+    bk, bd = library.best_known(e), library.bound(e)
+    out = _out()
+    out.print(f"{e.id} ({e.decision}, {e.tier}): {e.description}", markup=False)
+    opts = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in e.options.items())
+    out.print(f"  built as: chipsched solve {e.decision} -i {e.spec} -c {e.chip_spec} "
+              f"{opts}".rstrip(), markup=False)
+    out.print(f"  size: {e.size:,.0f} {e.size_unit}; fingerprint {e.fingerprint[:16]}…; "
+              f"file {e.path}", markup=False)
+    if bk is None:
+        out.print("  best known: none yet")
+    else:
+        fb = bk.found_by
+        out.print(f"  best known: {bk.objective:.10g} by {library._how(fb)} (seed "
+                  f"{fb.get('seed')}, {fb.get('wall_s')} s, {fb.get('date')}); "
+                  f"file {bk.path}", markup=False)
+    if bd is None:
+        out.print("  bound: none yet")
+    else:
+        gap = ""
+        if bk is not None and bk.objective > 0:
+            gap = f"; gap {100 * (bk.objective - bd.value) / bk.objective:.3f} %"
+        out.print(f"  bound: {bd.value:.10g} by {bd.method} ({bd.status}, {bd.seconds:g} s)"
+                  f"{gap}", markup=False)
+
+
+@lib_app.command("table")
+@cli_errors
+def lib_table_cmd(
+    decision: Annotated[str | None, typer.Argument(help="one decision (default: all)")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="md, latex (booktabs) or csv")] = "md",
+) -> None:
+    """The library table (best known, how found, bound, by which method, gap)."""
+    from chipsched import library
+    from chipsched.errors import InputError
+
+    if fmt not in ("md", "latex", "csv"):
+        raise InputError("--format", f"unknown table format {fmt!r}", "use md, latex or csv")
+    if fmt == "csv" or decision is not None:
+        sys.stdout.write(library.library_table(library.library_rows(decision), fmt))
+        return
+    if fmt == "md":
+        sys.stdout.write(library.docs_table())
+        return
+    for dec in library.DECISIONS:
+        sys.stdout.write("\\paragraph{" + dec.replace("_", "\\_") + "}\n")
+        sys.stdout.write(library.library_table(library.library_rows(dec), fmt))
+
+
+@lib_app.command("submit")
+@cli_errors
+def lib_submit_cmd(
+    instance: Annotated[str, typer.Argument(help="a library instance id")],
+    solution: Annotated[Path, typer.Argument(help="the solution file")],
+    by: Annotated[str, typer.Option("--by", help="how it was found (tool, method, "
+                                    "parameters), recorded in the best-known file")],
+) -> None:
+    """Verify a solution and, when it beats the best known, make it the best known (in
+    this working tree's library files; regenerate docs/library.md afterwards)."""
+    from chipsched import library
+    from chipsched.errors import InputError
+
+    e = library.entry(instance)
+    v = library.verify(e, solution)
+    if v.best_known is not None and not v.beats_best_known:
+        raise InputError(str(solution), f"{v.objective:.10g} does not beat the best known "
+                         f"{v.best_known:.10g}", "only a strictly better solution replaces it")
+    data = library.read_solution_file(solution)
+    if isinstance(data, dict) and isinstance(data.get("solution"), dict):
+        data = data["solution"]
+    path = library.write_best_known(e, v.objective, v.components, data,
+                                    {"method": by, "submitted_from": solution.name})
+    typer.echo(f"{v.line()}\nwrote {path}")
+
+
+@lib_app.command("run")
+@cli_errors
+def lib_run_cmd(
+    method: Annotated[str, typer.Option("--method", "-m", help="a method of the decision, "
+                                        "or several, comma-separated")],
+    decision: Annotated[str, typer.Argument(help="the decision whose instances to run")],
+    tier: Annotated[str | None, typer.Option("--tier", help="tiny, small or real "
+                                             "(default: all)")] = None,
+    only: Annotated[str | None, typer.Option("--only", help="comma-separated ids")] = None,
+    time_limit: TimeOpt = None,
+    seed: SeedOpt = 0,
+    param: ParamOpt = None,
+    json_: JsonOpt = False,
+    plot: Annotated[Path | None, typer.Option("--plot", help="objective / best known "
+                                              "against size, per method (.png/.svg/.pdf)")
+                    ] = None,
+) -> None:
+    """Run methods over the library's instances of a decision: each objective next to
+    the best known and the bound of every instance."""
+    from rich.table import Table
+
+    from chipsched import library
+    from chipsched.api import registry, solve
+    from chipsched.errors import InputError
+    from chipsched.files import check_output_file
+
+    dec = registry().decision(decision)
+    methods = [m.strip() for m in method.split(",") if m.strip()]
+    if not methods or len(set(methods)) != len(methods):
+        raise InputError("--method", f"{method!r}: give distinct method names",
+                         "e.g. -m seed003,heft")
+    for m in methods:
+        dec.method(m)
+    if plot is not None:
+        check_output_file(plot, "--plot")
+        if plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+            raise InputError("--plot", f"{plot.name}: unknown picture format",
+                             "use a .png, .svg or .pdf file")
+    params = _parse_params(param)
+    takes = {m: {s.name for s in dec.method(m).param_specs} for m in methods}
+    if unknown := sorted(set(params) - set().union(*takes.values())):
+        raise InputError(f"-p {unknown[0]}", f"no method of {', '.join(methods)} takes it",
+                         f"see chipsched list {decision}")
+    ids = None if only is None else {s.strip() for s in only.split(",") if s.strip()}
+    es = [e for e in library.entries(decision)
+          if (tier is None or e.tier == tier) and (ids is None or e.id in ids)]
+    if ids is not None and (missing := ids - {e.id for e in es}):
+        raise InputError("--only", f"not {decision} instances of the library: "
+                         f"{', '.join(sorted(missing))}", "see chipsched lib list")
+    if not es:
+        raise InputError("--tier", f"no {decision} instance has tier {tier!r}",
+                         "tiers: tiny, small, real")
+    rows = []
+    total = len(es) * len(methods)
+    for k, (e, m) in enumerate(((e, m) for e in es for m in methods), 1):
+        _err().print(f"[{k}/{total}] {m} on {e.id}", markup=False)
+        r = solve(decision, library.build_instance(e), m, time_limit=time_limit,
+                  seed=seed, **{n: v for n, v in params.items() if n in takes[m]})
+        bk, bd = library.best_known(e), library.bound(e)
+        rows.append({"id": e.id, "method": m, "status": r.status.value,
+                     "objective": r.objective, "size": e.size, "size_unit": e.size_unit,
+                     "best_known": None if bk is None else bk.objective,
+                     "bound": None if bd is None else bd.value, "wall_s": r.wall_s})
+    if plot is not None:
+        from chipsched.plots import plot_library_gaps
+
+        plot_library_gaps(rows, plot, title=f"chipsched-lib {library.LIB_VERSION} "
+                          f"{decision}: {', '.join(methods)}")
+    if json_:
+        _print_json({"methods": methods, "decision": decision, "runs": rows})
+        return
+    t = Table(title=f"{', '.join(methods)} on chipsched-lib {library.LIB_VERSION} {decision}")
+    for col in ("instance", "method", "status", "objective", "best known", "vs best known",
+                "bound", "vs bound (at most)", "time"):
+        t.add_column(col, justify="left" if col in ("instance", "method", "status")
+                     else "right")
+    for r in rows:
+        obj, bk, bd = r["objective"], r["best_known"], r["bound"]
+        t.add_row(r["id"], r["method"], r["status"], "" if obj is None else f"{obj:.6g}",
+                  "" if bk is None else f"{bk:.6g}",
+                  "" if obj is None or not bk else f"{100 * (obj / bk - 1):+.2f} %",
+                  "" if bd is None else f"{bd:.6g}",
+                  "" if obj is None or not bd else f"{100 * (obj / bd - 1):+.2f} %",
+                  f"{r['wall_s']:.3g} s")
+    _out().print(t)
+
+
 @app.command("schema")
 @cli_errors
 def schema_cmd(
@@ -654,7 +880,7 @@ def compare_cmd(
     processors: ProcOpt = None,
     option: OptionOpt = None,
     time_limit: Annotated[float | None, typer.Option(
-        "--time-limit", help="seconds per run (default: 10 s per exact run, heuristics "
+        "--time-limit", help="seconds per run (default: 10 s per exact or bound run, heuristics "
         "unlimited)")] = None,
     seeds: Annotated[int, typer.Option("--seeds", help="seeds 0..N-1 for randomized "
                                        "methods")] = 1,
@@ -741,7 +967,8 @@ def compare_cmd(
         _write_csv(csv, results, inst)
     obj = dec.problem.objective(inst)
     limit = (f"time limit {time_limit:g} s per run" if time_limit is not None else
-             f"exact methods {DEFAULT_EXACT_TIME_LIMIT:g} s each, heuristics unlimited")
+             f"exact and bound methods {DEFAULT_EXACT_TIME_LIMIT:g} s each, heuristics "
+             "unlimited")
     title = (f"{decision} on {dec.problem.instance_name(inst)}: objective {obj.name} "
              f"({obj.unit}); {limit}")
     if json_:

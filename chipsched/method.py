@@ -38,8 +38,12 @@ from chipsched.errors import InputError
 from chipsched.result import Status
 
 KINDS = ("exact", "heuristic", "baseline", "oracle", "peer", "bound")
-#: Kinds whose runs get the default time limit of ``compare`` and ``bench``.
+#: Kinds that prove what they report (a seed is recorded for them, auto warm starts go
+#: to them)
 EXACT_KINDS = ("exact", "oracle")
+#: Kinds that ``compare`` and ``bench`` give a default time limit: the exact methods and
+#: the anytime bounds (a bound's ascent may otherwise run for minutes on a real network)
+DEFAULT_LIMIT_KINDS = (*EXACT_KINDS, "bound")
 
 _META = "chipsched"
 _MARK = "__chipsched_method__"
@@ -312,6 +316,11 @@ class Method:
     @property
     def exact(self) -> bool:
         return self.kind in EXACT_KINDS
+
+    @property
+    def limited_by_default(self) -> bool:
+        """Whether ``compare`` and ``bench`` give it a time limit when none is set."""
+        return self.kind in DEFAULT_LIMIT_KINDS
 
     def not_applicable(self, instance: Any, params: Any, platform: str = "",
                        describe: Callable[[str], str] = str, warm: bool = False

@@ -84,21 +84,21 @@ class Problem:
             raise InputError("solution", f"a {type(solution).__name__} is not a {self.name} "
                              "solution", f"expected {kinds}")
 
-    def read_solution(self, instance: Any, data: Any) -> Any:
+    def read_solution(self, instance: Any, data: Any, field: str = "warm start") -> Any:
         """A solution of ``instance`` from ``data``: a solution (returned as is), its
         ``to_dict()`` form, or a ``--json``/``--out`` result holding one under
-        ``solution``. The solution is checked by evaluating it."""
+        ``solution``. The solution is checked by evaluating it; errors name ``field``."""
         if isinstance(data, self.solution_types):
             return data
         if not isinstance(data, Mapping):
-            raise InputError("warm start", f"a {type(data).__name__} is not a {self.name} "
+            raise InputError(field, f"a {type(data).__name__} is not a {self.name} "
                              "solution", "give a result file written with --out")
         if "solution" in data and data["solution"] is None:
-            raise InputError("warm start", f"the result has no solution (its run ended "
+            raise InputError(field, f"the result has no solution (its run ended "
                              f"{data.get('status', 'without one')})", "give a run that found one")
         if "solution" in data and isinstance(data["solution"], Mapping):
             if data.get("decision") not in (None, self.name):
-                raise InputError("warm start", f"is a {data['decision']} result, not "
+                raise InputError(field, f"is a {data['decision']} result, not "
                                  f"{self.name}", "give a result of the same decision")
             data = data["solution"]
         sol = self.solution_from_dict(instance, data)

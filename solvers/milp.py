@@ -139,12 +139,16 @@ def _finite(x: Any) -> float | None:
 
 
 def highs_presolve_is_safe() -> bool:
-    """False on highspy 1.14.x, whose MIP presolve can return a wrong "optimal" answer
-    (ERGO-Code/HiGHS#2957/#3043/#3094, fixed by #2961 in 1.15.0). We pin 1.13.x; should
-    a 1.14 be installed anyway, :func:`solve_pyomo` switches HiGHS presolve off."""
+    """False before highspy 1.15: MIP presolve can return a wrong "optimal" answer —
+    1.14.x (ERGO-Code/HiGHS#2957/#3043/#3094, fixed by #2961 in 1.15.0) and the 1.13.1
+    we pin, which reports 222.5 as the optimum of a 5-child tile allocation MILP whose
+    optimum is 222 (``tests/test_solvers.py``; presolve off and CBC give 222). 1.15
+    clashes with OR-Tools in one process, so :func:`solve_pyomo` runs HiGHS without
+    presolve."""
     from importlib.metadata import version
 
-    return not version("highspy").startswith("1.14.")
+    major, minor = (int(x) for x in version("highspy").split(".")[:2])
+    return (major, minor) >= (1, 15)
 
 
 def _solve_highs(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bool,

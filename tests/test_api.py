@@ -113,12 +113,21 @@ def test_compare_gives_exact_methods_a_default_time_limit():
         seen["heuristic"] = options.time_limit
         return MethodOutput(Status.FEASIBLE, 0, inst[0])
 
+    @method("toy", "lower", "bound", "records its time limit")
+    def lower(inst, options):
+        # an anytime bound (e.g. core_assignment's Donath–Hoffman ascent ran 176 s on
+        # lenet5-neurons unlimited) gets the exact methods' default too
+        seen["bound"] = options.time_limit
+        return MethodOutput(Status.BOUND_ONLY, bound=0.0)
+
     reg = Registry([toy.Decision(toy.PROBLEM, collect([clock.__chipsched_method__,
-                                                       heur.__chipsched_method__]), toy.make)])
+                                                       heur.__chipsched_method__,
+                                                       lower.__chipsched_method__]),
+                                 toy.make)])
     compare("toy", INST, registry_=reg, exact_time_limit=7.0)
-    assert seen == {"exact": 7.0, "heuristic": None}
+    assert seen == {"exact": 7.0, "heuristic": None, "bound": 7.0}
     compare("toy", INST, registry_=reg, time_limit=3.0)
-    assert seen == {"exact": 3.0, "heuristic": 3.0}
+    assert seen == {"exact": 3.0, "heuristic": 3.0, "bound": 3.0}
 
 
 def test_compare_runs_randomized_methods_per_seed():

@@ -26,7 +26,8 @@ FOLDERS = {"chipsched": "chipsched", "formulations": "chipsched.formulations",
            "instances": "chipsched.instances"}
 #: the face: knows every method by name; may import anything
 FACE = {"chipsched", "chipsched.api", "chipsched.registry", "chipsched.chains",
-        "chipsched.cli", "chipsched.bench", "chipsched.demo", "chipsched.report",
+        "chipsched.cli", "chipsched.bench", "chipsched.demo", "chipsched.library",
+        "chipsched.report",
         "chipsched.tables"}
 BACKENDS = ("ortools", "pyomo", "highspy")
 

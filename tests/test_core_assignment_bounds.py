@@ -17,6 +17,8 @@ from chipsched.formulations.core_assignment.bounds import (
     cut_bound,
     mesh_ball_counts,
     mesh_distances,
+    multicast_ring_bound,
+    nearest_cores_hops,
     part_sizes,
     projection_bound,
     qap_bounds,
@@ -149,10 +151,53 @@ def test_rlt1_beats_gilmore_lawler_on_a_grid_qap():
     assert rlt1_bound(F.astype(float), Dm) > gilmore_lawler_bound(F, Dm)
 
 
-def test_bound_is_not_applicable_to_multicast():
-    g = NeuronGraph.from_edges(np.ones(3, np.int64), [0, 1], [1, 2], [1, 1])
-    inst = Instance("m", g, HW, 1, 3, 1, objective="multicast")
-    from chipsched.api import NotApplicable
+@settings(max_examples=60, deadline=None)
+@given(dense_instances("multicast"), st.booleans())
+def test_multicast_bound_is_below_the_optimum(inst, with_spikes):
+    """The multicast ring bound against brute force, on tight capacities and with
+    spike counts (packets weighted per source)."""
+    if with_spikes:
+        rng = np.random.default_rng(inst.graph.n)
+        from dataclasses import replace
 
-    with pytest.raises(NotApplicable, match="multicast"):
-        solve(D, inst, "bound")
+        inst = replace(inst, spikes=rng.integers(0, 5, inst.graph.n))
+    opt = _optimum(inst)
+    if opt is None:
+        return
+    r = solve(D, inst, "bound")
+    assert r.status is Status.BOUND_ONLY and r.metrics["solver"]["bound_by"] == "multicast ring"
+    assert r.bound <= opt + 1e-9, (r.bound, opt)
+    raw = multicast_ring_bound(inst.graph, inst.rows, inst.cols, inst.capacity, inst.spikes)
+    assert raw <= opt + 1e-9
+
+
+def test_multicast_bound_on_a_fan_out():
+    """Source 0 feeds 6 unit targets, capacity 2 on a 1×5 line: one target beside it,
+    five on ≥ 3 other cores; the nearest three from the centre are 1, 1, 2 hops: 4 hops
+    — met by the centre mapping. A bound that counted synapses (5 off-core targets, ≥ 1
+    hop each: 5 or more) would be above this optimum."""
+    g = NeuronGraph.from_edges(np.ones(7, np.int64), np.zeros(6, np.int64),
+                               np.arange(1, 7), np.ones(6, np.int64))
+    inst = Instance("fan", g, HW, 1, 5, 2, objective="multicast")
+    assert multicast_ring_bound(g, 1, 5, 2) == 4.0
+    assert _optimum(inst) == 4.0
+    assert solve(D, inst, "bound").bound == 4.0
+    np.testing.assert_array_equal(nearest_cores_hops(1, 5, 4), [0, 1, 2, 4, 6])
+
+
+@pytest.mark.parametrize("method", ["bnb-place", "cpsat-place", "milp-place"])
+def test_placement_proofs_count_when_every_vertex_needs_its_own_core(method):
+    """Capacity 1: every mapping places one-vertex groups, so a placement method's proof
+    is the decision's (its result declares the full space) and equals brute force;
+    with room for two vertices on a core it stays a restricted-space result."""
+    from chipsched.api import best_bound
+
+    rng = np.random.default_rng(3)
+    g = NeuronGraph.from_edges(np.ones(6, np.int64), rng.integers(0, 6, 12),
+                               rng.integers(0, 6, 12), rng.integers(1, 9, 12))
+    inst = Instance("q6", g, HW, 2, 3, 1)
+    r = solve(D, inst, method, time_limit=30)
+    assert r.status is Status.OPTIMAL and r.space == ""
+    assert best_bound([r]) == r.bound == _optimum(inst)
+    loose = Instance("q6-2", g, HW, 2, 3, 2)
+    assert solve(D, loose, method, time_limit=30).space != ""

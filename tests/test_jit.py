@@ -36,6 +36,7 @@ VARIANTS = {
                           "coarsening": "capacity"}),
         ("seed004-plus", {"place": "tabu", "tabu_variant": "sparse"}),
         ("seed004-plus", {"place": "force", "vcycles": 2}),
+        ("seed004-plus", {"place": "swaps"}),
         ("tabu", {"variant": "sparse"}),
         ("metis", {"placement": "tabu", "recursive": True}),
         ("kahip", {"placement": "rowmajor", "mode": "fast"}),

@@ -36,7 +36,7 @@ def test_versions_that_import_together():
 def test_highs_presolve_regression():
     """min 2x + 3z s.t. x + z >= 4.5, z integer: the optimum is 9 (x = 4.5, z = 0).
     HiGHS 1.14.0's presolve answers 15 and calls it optimal (ERGO-Code/HiGHS#3043);
-    our pin (1.13.x) and the presolve guard must both give 9."""
+    the presolve guard must give 9."""
     M = pyo.ConcreteModel()
     M.x = pyo.Var(bounds=(0, 10))
     M.z = pyo.Var(bounds=(0, 10), domain=pyo.Integers)
@@ -45,6 +45,30 @@ def test_highs_presolve_regression():
     for backend in ("highs", "cbc"):
         out = solve_pyomo(M, SolveOptions(), backend)
         assert out.status is Status.OPTIMAL and out.objective == pytest.approx(9.0), backend
+
+
+def test_highs_presolve_regression_of_the_pinned_version():
+    """The tile allocation MILP (5 children of NPT 145, 445, 445, 666, 448 on 13 tiles,
+    minimize the largest NPT / tiles): the optimum is 222 (tiles 1, 3, 3, 3, 3). HiGHS
+    1.13.1 with presolve answers 222.5 and calls it optimal (found by hypothesis in
+    test_tile_groups_model); without presolve, as solve_pyomo runs it, and CBC give 222."""
+    from chipsched.solvers.milp import highs_presolve_is_safe
+
+    npt, tiles = [145.0, 445.0, 445.0, 666.0, 448.0], 13
+    M = pyo.ConcreteModel()
+    M.y = pyo.Var(range(5), range(1, tiles + 1), domain=pyo.Binary)
+    M.z = pyo.Var(domain=pyo.NonNegativeReals)
+    M.one = pyo.Constraint(range(5), rule=lambda M, i: sum(M.y[i, a] for a in
+                                                            range(1, tiles + 1)) == 1)
+    M.sum = pyo.Constraint(expr=sum(a * M.y[i, a] for i in range(5)
+                                    for a in range(1, tiles + 1)) == tiles)
+    M.max = pyo.Constraint(range(5), rule=lambda M, i: M.z >= sum(
+        npt[i] / a * M.y[i, a] for a in range(1, tiles + 1)))
+    M.obj = pyo.Objective(expr=M.z)
+    assert not highs_presolve_is_safe()
+    for backend in ("highs", "cbc"):
+        out = solve_pyomo(M, SolveOptions(), backend)
+        assert out.status is Status.OPTIMAL and out.objective == pytest.approx(222.0), backend
 
 
 @settings(max_examples=15)

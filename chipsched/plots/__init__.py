@@ -54,3 +54,32 @@ def plot_layer_scaling(table: Any, layers: Sequence[int], path: str | os.PathLik
     ax.legend(fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
     return save_figure(fig, path)
+
+
+def plot_library_gaps(runs: Sequence[Any], path: str | os.PathLike[str],
+                      title: str = "") -> Path:
+    """Each method's objective / best known against instance size (``chipsched lib run
+    --plot``): one marker per run, log-scaled size; 1 is the best known, and the
+    instance's bound / best known is drawn below as a grey tick (the optimum lies
+    between the tick and 1)."""
+    fig, ax = _figure()
+    methods = sorted({r["method"] for r in runs})
+    markers = "os^Dvx+*"
+    for k, m in enumerate(methods):
+        pts = [(r["size"], r["objective"] / r["best_known"]) for r in runs
+               if r["method"] == m and r["objective"] is not None and r["best_known"]]
+        if pts:
+            x, y = zip(*pts, strict=True)
+            ax.scatter(x, y, marker=markers[k % len(markers)], label=m, alpha=0.8)
+    lows = [(r["size"], r["bound"] / r["best_known"]) for r in runs
+            if r["bound"] is not None and r["best_known"]]
+    if lows:
+        x, y = zip(*lows, strict=True)
+        ax.scatter(x, y, marker="_", color="grey", s=120, label="bound / best known")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel(f"instance size ({runs[0]['size_unit']})" if runs else "instance size")
+    ax.set_ylabel("objective / best known")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    return save_figure(fig, path)

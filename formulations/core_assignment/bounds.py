@@ -183,6 +183,44 @@ def ring_bound(graph: NeuronGraph, rows: int, cols: int, capacity: int,
     return best, how
 
 
+def nearest_cores_hops(rows: int, cols: int, count: int) -> np.ndarray:
+    """``h[m]`` = a lower bound on the total hops from any core to m other cores of the
+    mesh, for m = 0 … count: the m nearest cores, at most ``mesh_ball_counts[d] − 1``
+    of them within d hops (the most any core has), filled nearest first."""
+    balls = mesh_ball_counts(rows, cols) - 1  # other cores within d hops, best position
+    per_d = np.diff(np.concatenate([[0], balls]))  # new cores at exactly d (d ≥ 1 at [d])
+    dist = np.repeat(np.arange(per_d.size), per_d)[:count]
+    return np.concatenate([[0], np.cumsum(dist)]).astype(np.float64)
+
+
+def multicast_ring_bound(graph: NeuronGraph, rows: int, cols: int, capacity: int,
+                         spikes: np.ndarray | None = None) -> float:
+    """A lower bound on the multicast traffic (Σ packets·hops, one packet per spike of u
+    to every other core holding a target v > u of u) of every mapping.
+
+    Relaxation: each source u alone. Its targets have total size S(u); u's own core holds
+    at most capacity − size(u) of it, every other core at most capacity, so the targets
+    occupy at least m(u) = ⌈(S(u) − capacity + size(u)) / capacity⌉ other cores (0 when
+    S(u) fits beside u), each reached by one packet per spike of u. Those m(u) cores are
+    at least as far as the m(u) nearest cores any core of the mesh has
+    (:func:`nearest_cores_hops`). Any mapping pays at least Σ_u spikes(u) · that."""
+    n = graph.n
+    if graph.m == 0 or n == 0:
+        return 0.0
+    src = np.repeat(np.arange(n), np.diff(graph.indptr))
+    dst = graph.indices.astype(np.int64)
+    fwd = dst > src
+    sizes = graph.sizes.astype(np.int64)
+    target_size = np.bincount(src[fwd], weights=sizes[dst[fwd]], minlength=n)
+    over = target_size - (capacity - sizes)
+    m = np.where(over > 0, -(-over.astype(np.int64) // capacity), 0)
+    n_cores = rows * cols
+    hops = nearest_cores_hops(rows, cols, n_cores - 1)
+    m = np.minimum(m, n_cores - 1)  # more would be infeasible: no mapping to bound
+    sp = np.ones(n) if spikes is None else np.asarray(spikes, dtype=np.float64)
+    return float((sp * hops[m]).sum())
+
+
 # ---------------------------------------------------------------------------------------
 # Donath–Hoffman
 

@@ -255,9 +255,10 @@ class PlusParams:
     max_iter: int = param(200, "traffic-exact swap iterations", ge=0)
     top_fraction: float = param(1.0, "share of the groups visited per swap iteration",
                                 gt=0, le=1)
-    place: str = param("swaps", "placement after the recursive bisection: traffic-exact "
-                       "swaps, tabu search, or seed 004's force-directed swaps (step 7, "
-                       "to compare the stages)", choices=("swaps", "tabu", "force"))
+    place: str = param("tabu", "placement after the recursive bisection: tabu search "
+                       "(the default since issue 31), traffic-exact swaps (before it), or "
+                       "seed 004's force-directed swaps (step 7, to compare the stages)",
+                       choices=("tabu", "swaps", "force"))
     tabu_iterations: int | None = param(None, "tabu iterations (place=tabu)", ge=0,
                                         none=TABU_ITER_DEFAULT)
     tabu_variant: str = param("auto", "tabu search (place=tabu): dense Ro-TS (≤ 2,048 "
@@ -291,7 +292,7 @@ def _tabu_applies(instance: Instance, params: Any, warm: bool = False) -> str | 
 
 @method(D, "seed004-plus", "heuristic", "improved seed 004: HEM coarsening, recursive "
         "bisection + FM into ⌈T/(0.97·K)⌉ parts, k-way FM on every level and a V-cycle "
-        "(then packets, for multicast), traffic-exact swaps",
+        "(then packets, for multicast), tabu search placement, neuron moves on the mesh",
         source="ours, on seed 004 (see docs/core_assignment.md)", randomized=True,
         params=PlusParams, applies=_tabu_applies)
 def seed004_plus(instance: Instance, options: SolveOptions, params: PlusParams

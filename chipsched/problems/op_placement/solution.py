@@ -64,8 +64,15 @@ class Solution:
         if not isinstance(data, Mapping) or not {"assignment", "start"} <= set(data):
             raise InputError("solution", "an op_placement solution has 'assignment' and "
                              "'start' (op → processor, op → start time)")
+        assignment = data["assignment"]
+        if isinstance(assignment, Mapping):
+            for o in instance.ops:
+                p = assignment.get(o)
+                if p is not None and p not in instance.processors:
+                    raise InputError(f"solution.assignment[{o!r}]", f"unknown processor {p!r}",
+                                     f"processors: {', '.join(map(str, instance.processors))}")
         try:
-            proc = [instance.processors.index(data["assignment"][o]) for o in instance.ops]
+            proc = [instance.processors.index(assignment[o]) for o in instance.ops]
             core = [int(data.get("core", {}).get(o, 0)) for o in instance.ops]
             start = [float(data["start"][o]) for o in instance.ops]
         except (KeyError, ValueError, TypeError, AttributeError) as exc:
