@@ -147,7 +147,7 @@ def write_instances(only: set[str] | None) -> None:
 
 
 def solve_all(only: set[str] | None, limit: float, threads: int | None,
-              methods: list[str] | None = None) -> None:
+              methods: list[str] | None = None, seeds: int = 1) -> None:
     from chipsched import library
     from chipsched.api import compare
     from chipsched.result import Status
@@ -158,7 +158,7 @@ def solve_all(only: set[str] | None, limit: float, threads: int | None,
             continue
         inst = library.build_instance(e)
         t = time.perf_counter()
-        res = compare(e.decision, inst, methods or METHODS[e.decision],
+        res = compare(e.decision, inst, methods or METHODS[e.decision], seeds=range(seeds),
                       options=SolveOptions(time_limit=limit, seed=0, threads=threads))
         found = [r for r in res if r.objective is not None and r.solution is not None]
         bk = library.best_known(e)
@@ -198,6 +198,8 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=10.0, help="seconds per method run")
     ap.add_argument("--only", nargs="*", default=None, help="instance ids")
     ap.add_argument("--threads", type=int, default=None, help="solver threads")
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="seeds 0..N-1 for the randomized methods")
     ap.add_argument("--methods", nargs="*", default=None,
                     help="methods to run instead of the decision's list (e.g. bound)")
     args = ap.parse_args()
@@ -205,7 +207,7 @@ def main() -> None:
     if args.instances:
         write_instances(only)
     if args.solve:
-        solve_all(only, args.limit, args.threads, args.methods)
+        solve_all(only, args.limit, args.threads, args.methods, args.seeds)
     if args.write_docs:
         write_docs()
 

@@ -334,8 +334,8 @@ def write_entry(decision: str, id_: str, spec: str, chip_spec: str,
     """Build the instance from ``spec`` and ``chip_spec`` as the CLI would and write its
     instance file (chip and network embedded, fingerprint of the built instance)."""
     from chipsched.instances.chips import get_chip
-    from chipsched.registry import registry
     from chipsched.instances.networks import get_network, network_names
+    from chipsched.registry import registry
 
     root = LIB_DIR if root is None else root
     hw = get_chip(chip_spec)
