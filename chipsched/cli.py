@@ -149,6 +149,17 @@ def _stop_on_interrupt(budget: Any) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def _check_plot(plot: Path) -> None:
+    """A ``--plot`` path that can be written and names a picture format, before any work."""
+    from chipsched.errors import InputError
+    from chipsched.files import check_output_file
+
+    check_output_file(plot, "--plot")
+    if plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise InputError("--plot", f"{plot.name}: unknown picture format",
+                         "use a .png, .svg or .pdf file")
+
+
 def _print_json(obj: Any) -> None:
     from chipsched.result import to_jsonable
 
@@ -498,19 +509,17 @@ def lib_table_cmd(
 ) -> None:
     """The library table (best known, how found, bound, by which method, gap)."""
     from chipsched import library
-    from chipsched.errors import InputError
 
-    if fmt not in ("md", "latex", "csv"):
-        raise InputError("--format", f"unknown table format {fmt!r}", "use md, latex or csv")
     if fmt == "csv" or decision is not None:
         sys.stdout.write(library.library_table(library.library_rows(decision), fmt))
         return
     if fmt == "md":
         sys.stdout.write(library.docs_table())
         return
-    for dec in library.DECISIONS:
-        sys.stdout.write("\\paragraph{" + dec.replace("_", "\\_") + "}\n")
-        sys.stdout.write(library.library_table(library.library_rows(dec), fmt))
+    # the whole text first: a bad --format fails before anything is written
+    sys.stdout.write("".join("\\paragraph{" + dec.replace("_", "\\_") + "}\n"
+                             + library.library_table(library.library_rows(dec), fmt)
+                             for dec in library.DECISIONS))
 
 
 @lib_app.command("submit")
@@ -563,7 +572,6 @@ def lib_run_cmd(
     from chipsched import library
     from chipsched.api import registry, solve
     from chipsched.errors import InputError
-    from chipsched.files import check_output_file
 
     dec = registry().decision(decision)
     methods = [m.strip() for m in method.split(",") if m.strip()]
@@ -573,10 +581,7 @@ def lib_run_cmd(
     for m in methods:
         dec.method(m)
     if plot is not None:
-        check_output_file(plot, "--plot")
-        if plot.suffix.lower() not in (".png", ".svg", ".pdf"):
-            raise InputError("--plot", f"{plot.name}: unknown picture format",
-                             "use a .png, .svg or .pdf file")
+        _check_plot(plot)
     params = _parse_params(param)
     takes = {m: {s.name for s in dec.method(m).param_specs} for m in methods}
     if unknown := sorted(set(params) - set().union(*takes.values())):
@@ -831,10 +836,7 @@ def solve_cmd(
     if out is not None:
         check_output_file(out)
     if plot is not None:
-        check_output_file(plot, "--plot")
-        if plot.suffix.lower() not in (".png", ".svg", ".pdf"):
-            raise InputError("--plot", f"{plot.name}: unknown picture format",
-                             "use a .png, .svg or .pdf file")
+        _check_plot(plot)
     inst = make_instance(decision, instance, chip,
                          **_instance_options(objective, batch, processors, option))
     if plot is not None and getattr(inst, "platform", "") == "soc":
