@@ -8,7 +8,8 @@ of this run, and the
 ``bound`` method (``--limit`` s): ring capacity, Donath–Hoffman cut × one hop. QAPLIB
 (``--qaplib DIR``: every ``*.dat`` with a ``*.sln``,
 grid or not — the bounds take the file's own distance matrix): the optimum or best known
-of the ``.sln``, Gilmore–Lawler, projection and RLT-1 (up to ``--rlt1-max`` y variables).
+of the ``.sln``, Gilmore–Lawler, projection, RLT-1 (up to ``--rlt1-max`` y variables)
+and the DNN bound (up to ``--dnn-max`` locations; its default 1,000 ADMM steps at most).
 
     python benchmarks/core_assignment_bounds.py --qaplib DIR
     python benchmarks/core_assignment_bounds.py --graphs lenet5-neurons --limit 60
@@ -23,16 +24,21 @@ from pathlib import Path
 import numpy as np
 
 from chipsched.api import make_instance, solve
-from chipsched.formulations.core_assignment.bounds import RLT1_MAX, qap_bounds, rlt1_size
+from chipsched.formulations.core_assignment.bounds import (
+    DNN_MAX_CORES,
+    RLT1_MAX,
+    qap_bounds,
+    rlt1_size,
+)
 
 GRAPHS = ("lenet5-neurons;vgg-cifar-neurons;resnet-cifar-neurons;"
           "layered:layers=8,width=1000,fanin=24,seed=1;stencil:nx=96,ny=96,radius=2")
 
 
-def qaplib_rows(data: Path, rlt1_max: int) -> None:
+def qaplib_rows(data: Path, rlt1_max: int, dnn_max: int) -> None:
     print("| instance | n | optimum / best known | Gilmore–Lawler | projection | RLT-1 | "
-          "best bound | best / optimum | seconds (GL, PB, RLT-1) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+          "DNN | best bound | best / optimum | seconds (GL, PB, RLT-1, DNN) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     ratios = []
     for dat in sorted(data.glob("*.dat")):
         sln = dat.with_suffix(".sln")
@@ -52,17 +58,22 @@ def qaplib_rows(data: Path, rlt1_max: int) -> None:
             continue
         F = a + a.T
         np.fill_diagonal(F, 0)
-        rep = qap_bounds(F, b.astype(float), None, rlt1_max)
+        rep = qap_bounds(F, b.astype(float), None, rlt1_max, dnn_max)
         p = rep.parts
         best = rep.value
         ratios.append(best / opt)
         sec = ", ".join(f"{rep.seconds.get(k, 0):.2f}" for k in ("gilmore-lawler",
-                                                                "projection", "rlt1"))
+                                                                "projection", "rlt1",
+                                                                "dnn"))
         rl = "—" if p["rlt1"] is None else f"{p['rlt1']:,.1f}"
         if p["rlt1"] is None:
-            rl += f" ({rlt1_size(n, n):,} y > max)"
+            rl += (f" ({rlt1_size(n, n):,} y > max)" if rlt1_size(n, n) > rlt1_max else
+                   " (not solved in time)")
+        dn = "—" if p["dnn"] is None else f"{p['dnn']:,.1f}"
+        if p["dnn"] is None:
+            dn += f" ({n} > {dnn_max} locations)"
         print(f"| {dat.stem} | {n} | {opt:,.0f} | {p['gilmore-lawler']:,.0f} | "
-              f"{p['projection']:,.1f} | {rl} | {best:,.1f} ({rep.by}) | "
+              f"{p['projection']:,.1f} | {rl} | {dn} | {best:,.1f} ({rep.by}) | "
               f"{best / opt:.3f} | {sec} |", flush=True)
     if ratios:
         print(f"\nbest bound / optimum: mean {np.mean(ratios):.3f}, "
@@ -99,10 +110,12 @@ def main() -> None:
                     help=f"specs separated by ';' (default: {GRAPHS})")
     ap.add_argument("--limit", type=float, default=60.0, help="seconds per run")
     ap.add_argument("--rlt1-max", type=int, default=RLT1_MAX)
+    ap.add_argument("--dnn-max", type=int, default=DNN_MAX_CORES,
+                    help="largest QAP (locations) whose DNN bound runs")
     a = ap.parse_args()
     print(f"machine: {platform.machine()}, python {platform.python_version()}\n")
     if a.qaplib is not None:
-        qaplib_rows(a.qaplib, a.rlt1_max)
+        qaplib_rows(a.qaplib, a.rlt1_max, a.dnn_max)
         print()
     if a.graphs is not None or a.qaplib is None:
         specs = (a.graphs or GRAPHS).split(";")

@@ -12,8 +12,11 @@ Joint problem (partition + placement on the mesh), valid for every mapping:
 Placement of a fixed quotient (a QAP on the mesh), valid for that partition only:
 
 * Gilmore–Lawler (:func:`.bnb.gilmore_lawler_bound`), :func:`projection_bound` (Hadley,
-  Rendl and Wolkowicz 1992) and :func:`rlt1_bound` (the level-1 reformulation-
-  linearization LP of Adams and Johnson 1994); :func:`qap_bounds` reports the best.
+  Rendl and Wolkowicz 1992), :func:`rlt1_bound` (the level-1 reformulation-
+  linearization LP of Adams and Johnson 1994) and :func:`dnn_bound` (the facially
+  reduced doubly nonnegative relaxation of Zhao, Karisch, Rendl and Wolkowicz 1998,
+  solved by the ADMM of Oliveira, Wolkowicz and Xu 2018, its bound read off the dual);
+  :func:`qap_bounds` reports the best.
 
 All values are in traffic units (Σ weight·hops) or cut units (Σ weight of cut synapses).
 """
@@ -33,7 +36,7 @@ import scipy.sparse as sp
 from chipsched.budget import Budget
 from chipsched.neurongraph.graph import NeuronGraph
 
-__all__ = ["BoundReport", "cut_bound", "mesh_ball_counts", "projection_bound",
+__all__ = ["BoundReport", "cut_bound", "dnn_bound", "mesh_ball_counts", "projection_bound",
            "qap_bounds", "ring_bound", "rlt1_bound", "rlt1_size"]
 
 #: a computed float bound is lowered by this relative margin before an integer objective
@@ -47,6 +50,15 @@ MAX_EIGS = 48
 #: largest RLT-1 LP (y variables) built by default: n = 15 groups on 15 cores (22,050;
 #: ~40 s here); nug20 (72,200) took 684 s for a bound below the projection bound
 RLT1_MAX = 25_000
+#: seconds the RLT-1 LP may take at most (HiGHS's interior point on scr15: > 16 min)
+RLT1_SECONDS = 120.0
+#: largest mesh (cores) whose DNN bound is computed by default: each ADMM iteration
+#: diagonalises a ((N − 1)² + 1)-square matrix (N = 20: ~25 ms, N = 30: ~0.2 s here)
+DNN_MAX_CORES = 30
+#: supergradient steps on the ring bound's split (vgg-cifar-neurons: +11 % in 40, ~18 s)
+RING_STEPS = 40
+#: ADMM iterations of the DNN bound when no budget stops it first (nug20: ~25 s here)
+DNN_ITERATIONS = 1000
 
 
 @dataclass(frozen=True)
@@ -86,71 +98,61 @@ def mesh_ball_counts(rows: int, cols: int) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def _stars(indptr, indices, weights, sizes, share, ring_cap, total_cap, cut_only
-           ):  # pragma: no cover - numba
+def _star_hops(indptr, indices, weights, sizes, share, ring_cap, total_cap, cut_only,
+               hops):  # pragma: no cover - numba
     """Σ over vertices v of the cheapest fractional packing of v's (shared) synapses
-    into the rings around v's core: ring d holds ``ring_cap[d] − size(v)`` units of size
-    in all (cumulative), a unit at ring d costs d hops (1 when ``cut_only``)."""
+    into the rings around v's core — ring d holds ``ring_cap[d] − size(v)`` units of
+    size in all (cumulative), a unit at ring d costs d hops (1 when ``cut_only``; past
+    the mesh one ring more) — and, per CSR slot e of v, the mean ring of e's size in
+    that packing (``hops[e]``): the supergradient of v's cost in e's weight."""
     n = sizes.shape[0]
-    total = 0.0
     D = ring_cap.shape[0]
+    total = 0.0
     for v in range(n):
         a, b = indptr[v], indptr[v + 1]
         k = b - a
         if k == 0:
             continue
         dens = np.empty(k)
-        ww = np.empty(k)
-        ss = np.empty(k)
         for t in range(k):
             e = a + t
-            w = weights[e] * share[e]
-            ww[t] = w
-            ss[t] = sizes[indices[e]]
-            dens[t] = w / ss[t] if ss[t] > 0 else np.inf
+            sz = sizes[indices[e]]
+            dens[t] = weights[e] * share[e] / sz if sz > 0 else np.inf
         order = np.argsort(-dens)
-        wtot = 0.0
-        stot = 0.0
-        for t in range(k):
-            wtot += ww[t]
-            stot += ss[t]
-        if wtot <= 0.0:
-            continue
-        # walk the rings: the weight left beyond ring d's cumulative capacity costs one
-        # more hop per ring
-        placed_w = 0.0
-        placed_s = 0.0
-        p = 0
-        frac = 0.0  # the share of order[p] already placed
-        cost = 0.0
+        caps = np.empty(D)
         for d in range(D):
-            cap = min(ring_cap[d], total_cap) - sizes[v]
-            if cap < 0.0:
-                cap = 0.0
-            while p < k and placed_s + (1.0 - frac) * ss[order[p]] <= cap:
-                placed_w += (1.0 - frac) * ww[order[p]]
-                placed_s += (1.0 - frac) * ss[order[p]]
-                frac = 0.0
-                p += 1
-            if p < k and ss[order[p]] > 0.0:
-                room = cap - placed_s
-                if room > 0.0:
-                    f = room / ss[order[p]]
-                    placed_w += f * ww[order[p]]
-                    placed_s += f * ss[order[p]]
-                    frac += f
-            left = wtot - placed_w
-            if left <= 1e-12 * wtot:
-                break
-            cost += left
-            if cut_only:
-                break
-        total += cost
+            c = min(ring_cap[d], total_cap) - sizes[v]
+            caps[d] = c if c > 0.0 else 0.0
+        x = 0.0  # size packed so far, nearest first
+        d = 0
+        for t in range(k):
+            e = a + order[t]
+            sz = sizes[indices[e]]
+            # the mean ring over the interval [x, x + sz] of packed size
+            lo = x
+            hi = x + sz
+            acc = 0.0
+            while lo < hi:
+                while d < D and lo >= caps[d]:
+                    d += 1
+                if d == D:  # beyond the mesh (no mapping): one ring more
+                    ring = D if not cut_only else 1
+                    top = hi
+                else:
+                    ring = d if not cut_only else min(d, 1)
+                    top = min(hi, caps[d])
+                acc += (top - lo) * ring
+                lo = top
+            h = acc / sz if sz > 0 else 0.0
+            hops[e] = h
+            total += weights[e] * share[e] * h
+            x = hi
     return total
 
 
 def ring_bound(graph: NeuronGraph, rows: int, cols: int, capacity: int,
-               cut_only: bool = False) -> tuple[float, str]:
+               cut_only: bool = False, ascent: int = 0, budget: Budget | None = None
+               ) -> tuple[float, str]:
     """The ring-capacity (local packing) lower bound on Σ weight·hops (on the cut weight
     with ``cut_only``) of every mapping of ``graph`` on the mesh; returns (bound, which
     share of the synapses gave it).
@@ -161,8 +163,12 @@ def ring_bound(graph: NeuronGraph, rows: int, cols: int, capacity: int,
     most capacity − size(v), those within d hops at most capacity × (the most cores
     any core has within d hops) − size(v); the cheapest fractional packing puts the
     heaviest synapse per unit of size nearest. Any mapping pays at least this for each
-    vertex's share, hence at least the sum. Two splits are tried — halves, and each
-    synapse to its end of larger weighted degree — and the larger sum is returned."""
+    vertex's share, hence at least the sum, whatever the split. Two splits are tried —
+    halves, and each synapse to its end of larger weighted degree — and the better is
+    improved by ``ascent`` steps of projected supergradient ascent on the split (each
+    step moves a synapse's share towards the end whose packing charges it more hops;
+    every step's sum is a bound, the largest is returned), stopped by the budget or
+    after eight steps without a gain."""
     n = graph.n
     if graph.m == 0 or n == 0:
         return 0.0, "no synapses"
@@ -174,12 +180,41 @@ def ring_bound(graph: NeuronGraph, rows: int, cols: int, capacity: int,
     half = np.full(graph.indices.shape[0], 0.5)
     wdeg = np.bincount(src, weights=graph.weights, minlength=n)
     own = (wdeg[src] > wdeg[dst]) | ((wdeg[src] == wdeg[dst]) & (src < dst))
-    best, how = -1.0, ""
+    w = graph.weights.astype(np.float64)
+    best, how, best_share = -1.0, "", half
+    hops = np.zeros_like(half)
     for share, name in ((half, "halves"), (own.astype(np.float64), "heavier end")):
-        val = _stars(graph.indptr, graph.indices, graph.weights.astype(np.float64), sizes,
-                     share, ring_cap, total_cap, cut_only)
+        val = _star_hops(graph.indptr, graph.indices, w, sizes, share, ring_cap,
+                         total_cap, cut_only, hops)
         if val > best:
-            best, how = float(val), name
+            best, how, best_share = float(val), name, share
+    if ascent <= 0:
+        return best, how
+    # projected supergradient ascent on the split (the sum is concave in it: each
+    # packing is a minimum of functions linear in the weights), each slot's step scaled
+    # by 1 / weight — a fixed diagonal metric, so still an ascent method
+    key = src * n + dst
+    o1 = np.argsort(key, kind="stable")
+    o2 = np.argsort(dst * n + src, kind="stable")
+    mate = np.empty_like(o1)
+    mate[o1] = o2  # the slot (v, u) of the slot (u, v)
+    lead = src < dst
+    share = best_share.copy()
+    last_gain = 0
+    for k in range(ascent):
+        if budget is not None and budget.exhausted():
+            break
+        val = _star_hops(graph.indptr, graph.indices, w, sizes, share, ring_cap, total_cap,
+                         cut_only, hops)
+        if val > best:
+            best, how, last_gain = float(val), f"split by ascent ({k} steps)", k
+        elif k - last_gain >= 8:
+            break  # eight steps without a gain (lenet5-neurons: none at all)
+        diff = hops - hops[mate]  # > 0: the synapse costs more from this end
+        step = 0.5 / (1.0 + k)
+        s_lead = np.clip(share[lead] + step * diff[lead], 0.0, 1.0)
+        share[lead] = s_lead
+        share[mate[lead]] = 1.0 - s_lead
     return best, how
 
 
@@ -485,12 +520,121 @@ def rlt1_bound(F: np.ndarray, D: np.ndarray, time_limit: float | None = None
     return float(res.fun) - 1e-6 * max(1.0, abs(float(res.fun)))
 
 
+def _dnn_face(N: int) -> np.ndarray:
+    """V̂, with orthonormal columns, spanning the lifts y = (1, vec X) of the N × N
+    matrices with unit row and column sums: X = eeᵀ/N + V W Vᵀ with V an orthonormal
+    basis of e⊥, so y = √2·(first column) + (V ⊗ V) vec W (x indexed facility-major)."""
+    Q, _ = np.linalg.qr(np.column_stack([np.ones(N), np.eye(N)[:, :N - 1]]))
+    V = Q[:, 1:]
+    Vh = np.zeros((N * N + 1, (N - 1) ** 2 + 1))
+    Vh[0, 0] = 1.0 / math.sqrt(2.0)
+    Vh[1:, 0] = 1.0 / (N * math.sqrt(2.0))
+    Vh[1:, 1:] = np.kron(V, V)
+    return Vh
+
+
+def _simplex_eigs(lam: np.ndarray, total: float) -> np.ndarray:
+    """The projection of the eigenvalues ``lam`` onto {μ ≥ 0, Σ μ = total}."""
+    mu = lam[::-1]
+    cs = np.cumsum(mu)
+    theta = (cs - total) / np.arange(1, mu.shape[0] + 1)
+    rho = int(np.nonzero(mu - theta > 0)[0][-1])
+    return np.maximum(lam - theta[rho], 0.0)
+
+
+def dnn_bound(F: np.ndarray, D: np.ndarray, budget: Budget | None = None,
+              iterations: int = DNN_ITERATIONS, every: int = 25,
+              trace: list[float] | None = None) -> float:
+    """The doubly nonnegative (DNN) bound of min ½ tr(F X D Xᵀ) over the placements X of
+    g groups on N ≥ g locations (F padded with zero groups), by the facial reduction of
+    Zhao, Karisch, Rendl and Wolkowicz (J. Comb. Optim. 2 (1998)) and the ADMM of
+    Oliveira, Wolkowicz and Xu (Math. Prog. Comp. 10 (2018)).
+
+    Relaxation: Y = y yᵀ with y = (1, vec X) is relaxed to Y = V̂ R V̂ᵀ (:func:`_dnn_face`:
+    X's row and column sums are one), R ⪰ 0 with tr R = N + 1 (= tr Y), Y₀₀ = 1,
+    0 ≤ Y ≤ 1 and the gangster zeros (one group on two cores, two groups on one core).
+    The ADMM's multiplier Z of Y = V̂RV̂ᵀ gives, at every iterate, the Lagrangian dual
+    value min_{Y in the box} ⟨L + Z, Y⟩ − (N + 1)·λ_max(V̂ᵀZV̂) — a lower bound whatever
+    Z is (weak duality), so a run stopped by the budget still returns a valid bound:
+    the best of the values computed every ``every`` iterations (and the last), which
+    stops early once four values in a row gained less than a relative 10⁻⁵. Each value
+    is appended to ``trace`` when one is given. Lowered by a relative 10⁻⁹ of
+    its terms for the floating-point sums."""
+    F = np.asarray(F, dtype=np.float64)
+    D = np.asarray(D, dtype=np.float64)
+    g, N = F.shape[0], D.shape[0]
+    if g < 2 or N < 2:
+        return 0.0
+    Fp = np.zeros((N, N))
+    Fp[:g, :g] = F
+    n2 = N * N
+    L = np.zeros((n2 + 1, n2 + 1))
+    L[1:, 1:] = 0.5 * np.kron(Fp, D)
+    scale = float(np.linalg.norm(L)) / N
+    if scale == 0.0:
+        return 0.0
+    L /= scale  # ADMM's step β suits a normalised cost
+    Vh = _dnn_face(N)
+    fac = np.repeat(np.arange(N), N)
+    loc = np.tile(np.arange(N), N)
+    gang = np.zeros((n2 + 1, n2 + 1), bool)
+    same_f = fac[:, None] == fac[None, :]
+    same_l = loc[:, None] == loc[None, :]
+    gang[1:, 1:] = same_f ^ same_l
+    free = ~gang
+    free[0, 0] = False
+    beta = max(N / 3.0, 1.0)
+    gamma = 1.618
+    y0 = np.concatenate([[1.0], np.full(n2, 1.0 / N)])
+    Y = np.outer(y0, y0)  # the barycentre's lift
+    Z = np.zeros_like(Y)
+    best = -math.inf
+    bests: list[float] = []
+
+    def dual_value(Z: np.ndarray) -> float:
+        Zs = 0.5 * (Z + Z.T)
+        M = L + Zs
+        W = Vh.T @ Zs @ Vh
+        lmax = float(np.linalg.eigvalsh(0.5 * (W + W.T))[-1])
+        neg = np.minimum(M, 0.0)[free]
+        val = M[0, 0] + float(neg.sum()) - (N + 1) * lmax
+        err = abs(M[0, 0]) + float(-neg.sum()) + (N + 1) * abs(lmax)
+        return (val - 1e-9 * err) * scale
+
+    for it in range(1, iterations + 1):
+        if budget is not None and budget.exhausted():
+            break
+        S = Vh.T @ (Y + Z / beta) @ Vh
+        lam, U = np.linalg.eigh(0.5 * (S + S.T))
+        R = (U * _simplex_eigs(lam, N + 1.0)) @ U.T
+        VRV = Vh @ R @ Vh.T
+        Y = np.clip(VRV - (L + Z) / beta, 0.0, 1.0)
+        Y[gang] = 0.0
+        Y[0, 0] = 1.0
+        Z += gamma * beta * (Y - VRV)
+        if it % every == 0 or it == iterations:
+            v = dual_value(Z)
+            if trace is not None:
+                trace.append(v)
+            best = max(best, v)
+            bests.append(best)
+            # converged: less than a relative 10⁻⁵ gained over the last four values
+            if len(bests) > 4 and best - bests[-5] <= 1e-5 * abs(best):
+                break
+    if best == -math.inf:
+        return 0.0
+    return max(best, 0.0)
+
+
 def qap_bounds(F: np.ndarray, D: np.ndarray, budget: Budget | None = None,
-               rlt1_max: int = RLT1_MAX) -> BoundReport:
+               rlt1_max: int = RLT1_MAX, dnn_max_cores: int = DNN_MAX_CORES
+               ) -> BoundReport:
     """The best of the placement bounds of the quotient with symmetric integer flows F
     (g × g) on the locations of the distance matrix D (the mesh's hops,
-    :func:`mesh_distances`): Gilmore–Lawler, projection, and RLT-1 when it has at most
-    ``rlt1_max`` y variables and the budget allows."""
+    :func:`mesh_distances`): Gilmore–Lawler, projection, the DNN bound on at most
+    ``dnn_max_cores`` locations (it stops at the budget's limit with a valid bound) and
+    RLT-1 when it has at most ``rlt1_max`` y variables (in what is left of the budget,
+    at most :data:`RLT1_SECONDS`; None when that is not enough)."""
     from .bnb import gilmore_lawler_bound
 
     F = np.asarray(F, dtype=np.float64)
@@ -504,11 +648,20 @@ def qap_bounds(F: np.ndarray, D: np.ndarray, budget: Budget | None = None,
     parts["projection"] = projection_bound(F, D)
     secs["projection"] = time.perf_counter() - t
     g, N = F.shape[0], D.shape[0]
+    # the DNN bound first: it was the tighter on every QAPLIB instance measured, and the
+    # RLT-1 LP's interior point can take long (scr15: > 16 min) — it gets what is left,
+    # at most RLT1_SECONDS
+    parts["dnn"] = None
+    if 2 <= g and N <= dnn_max_cores and (budget is None or not budget.exhausted()):
+        t = time.perf_counter()
+        parts["dnn"] = dnn_bound(F, D, budget)
+        secs["dnn"] = time.perf_counter() - t
     parts["rlt1"] = None
     if rlt1_size(g, N) <= rlt1_max and (budget is None or not budget.exhausted()):
         t = time.perf_counter()
         left = None if budget is None else budget.solver_seconds()
-        parts["rlt1"] = rlt1_bound(F, D, left)
+        parts["rlt1"] = rlt1_bound(F, D, RLT1_SECONDS if left is None else
+                                   min(left, RLT1_SECONDS))
         secs["rlt1"] = time.perf_counter() - t
     by = max((k for k, v in parts.items() if v is not None), key=lambda k: parts[k])
     return BoundReport(float(parts[by]), by, parts, {k: round(v, 4) for k, v in secs.items()})
