@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from chipsched.errors import ChipschedError, InputError, UnknownNameError
+from chipsched.units import unit_scale
 
 #: Columns of the ``runs`` table, in order (also the CSV header).
 COLUMNS = ("bench_id", "suite", "decision", "instance", "chip", "instance_options",
@@ -488,7 +489,8 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], b
 
 def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per row: the instance's best proven bound and best objective among all methods, and
-    the row's gap to that bound — the 'within x % of the proven lower bound' figure.
+    the row's gap to that bound — the 'within x % of the proven lower bound' figure — and
+    its distance to the best objective found (``vs_best_found``, the console's column).
     Bounds of restricted-space methods (column ``space``) bound that space only and do
     not count (see :func:`chipsched.api.best_bound`)."""
     key = lambda r: (r["decision"], r["instance"], r["chip"], r["instance_options"])  # noqa: E731
@@ -504,11 +506,18 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for r in rows:
         k = key(r)
         bb, bo, obj = best_bound.get(k), best_obj.get(k), r.get("objective")
-        vs = None
+        vs = vf = None
         if bb is not None and obj is not None and bb != 0:
             vs = (obj - bb) / abs(bb)
-        out.append({**r, "best_bound": bb, "best_objective": bo, "gap_to_best_bound": vs})
+        if bo is not None and obj is not None and bo != 0:
+            vf = (obj - bo) / abs(bo)
+        out.append({**r, "best_bound": bb, "best_objective": bo, "gap_to_best_bound": vs,
+                    "vs_best_found": vf})
     return out
+
+
+#: marker shapes cycled over a plot's methods
+MARKERS = "os^vD<>pPX*h"
 
 
 def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path,
@@ -536,17 +545,30 @@ def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path,
                                       if what == "gap_to_best_bound" else "no timings"))
                 continue
             fig, ax = _figure()
-            for m in sorted({r["method"] for r in rs}):
+            for k, m in enumerate(sorted({r["method"] for r in rs})):
                 pts = sorted((r["size"], r[what]) for r in rs
                              if r["method"] == m and r.get(what) is not None)
                 if not pts:
                     continue
                 xs = [p[0] for p in pts]
                 ys = [100 * p[1] if what == "gap_to_best_bound" else p[1] for p in pts]
-                ax.plot(xs, ys, "o", label=m, ms=4, alpha=0.8)
+                # methods that land on one point stay apart by their marker shape
+                ax.plot(xs, ys, MARKERS[k % len(MARKERS)], label=m, ms=5, alpha=0.8,
+                        mfc="none" if k % 2 else None)
+            from matplotlib.ticker import FuncFormatter
+
+            # plain numbers on log axes: "4, 6, 10", not "4×10⁰" over a short range
+            plain = FuncFormatter(lambda x, _pos: f"{x:g}")
             ax.set_xscale("log")
+            axes = [(ax.xaxis, [r["size"] for r in rs])]
             if what == "wall_s":
                 ax.set_yscale("log")
+                axes.append((ax.yaxis, [r["wall_s"] for r in rs if r.get("wall_s")]))
+            for a, vals in axes:
+                a.set_major_formatter(plain)
+                pos = [v for v in vals if v and v > 0]
+                if pos and max(pos) < 20 * min(pos):  # minor labels only when few
+                    a.set_minor_formatter(plain)
             units = sorted({r.get("size_unit") or "" for r in rs} - {""})
             ax.set_xlabel("instance size" + (f" ({units[0]})" if len(units) == 1 else ""))
             ax.set_ylabel(ylabel)
@@ -565,17 +587,32 @@ def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: P
     summ = summarize(rows)
     spaces = sorted({r["space"] for r in summ if r.get("space") and r.get("bound") is not None})
     cols = ["decision", "instance", "chip", "instance_options", "method", "seed", "status",
-            "objective", "bound", "gap", "gap_to_best_bound", "wall_s", "message"]
+            "objective", "bound", "gap", "gap_to_best_bound", "vs_best_found", "wall_s",
+            "message"]
+    # one SI prefix per instance (its objective and bound columns read alike)
+    scale: dict[tuple[Any, ...], tuple[float, str]] = {}
+    for r in summ:
+        k = (r["decision"], r["instance"], r["chip"], r["instance_options"])
+        scale.setdefault(k, unit_scale(
+            [x.get("objective") for x in summ
+             if (x["decision"], x["instance"], x["chip"], x["instance_options"]) == k]
+            + [x.get("bound") for x in summ
+               if (x["decision"], x["instance"], x["chip"], x["instance_options"]) == k],
+            r.get("objective_unit") or ""))
 
     def cell(c: str, v: Any, r: Mapping[str, Any]) -> str:
-        if v is None:
+        if v is None or (c == "instance_options" and v in ("{}", {})):
             return ""
-        if c in ("gap", "gap_to_best_bound") and isinstance(v, float):
-            return f"{100 * v:.2f} %"
+        if c in ("gap", "gap_to_best_bound", "vs_best_found") and isinstance(v, float):
+            pct = 0.0 if abs(100 * v) < 5e-3 else 100 * v  # no "-0.00 %" from tolerances
+            return f"{pct:+.2f} %" if c == "vs_best_found" else f"{pct:.2f} %"
         if c in ("objective", "bound") and isinstance(v, float):
             mark = "†" * (spaces.index(r["space"]) + 1) if c == "bound" and \
                 r.get("space") in spaces else ""
-            return f"{v:.6g}{mark} {html.escape(r.get('objective_unit') or '')}".strip()
+            f, unit = scale[(r["decision"], r["instance"], r["chip"], r["instance_options"])]
+            return f"{v / f:.6g}{mark} {html.escape(unit)}".strip()
+        if c == "wall_s" and isinstance(v, float):
+            return f"{v:.3g}"
         if isinstance(v, float):
             return f"{v:.6g}"
         return html.escape(str(v))
@@ -586,7 +623,7 @@ def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: P
     for p in plots:
         body.append(f'<img src="{html.escape(p.name)}" style="max-width:48%">')
     heads = {"wall_s": "wall (s)", "gap": "gap (own bound)",
-             "gap_to_best_bound": "vs best proven bound"}
+             "gap_to_best_bound": "vs best proven bound", "vs_best_found": "vs best found"}
     body.append("<table><tr>" + "".join(f"<th>{heads.get(c, c)}</th>" for c in cols)
                 + "</tr>")
     for r in summ:

@@ -20,34 +20,9 @@ from typing import Any
 
 from chipsched.api import best_bound, best_found
 from chipsched.result import Result
+from chipsched.units import SI_UNITS, si_text, unit_scale  # noqa: F401 - re-exported
 
 FORMATS = ("table", "markdown", "latex", "csv")
-
-#: units that take an SI prefix directly
-SI_UNITS = frozenset({"s", "J", "B", "W", "Hz", "MAC", "op"})
-_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"),
-             (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f"))
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def unit_scale(values: Sequence[float | None], unit: str) -> tuple[float, str]:
-    """(factor, unit label) to print ``values`` (in ``unit``) as ``value / factor``:
-    an SI prefix for simple units, ``×10ⁿ unit`` for compound ones, chosen from the
-    largest magnitude so that it reads 1–999."""
-    finite = [abs(v) for v in values if v is not None and math.isfinite(v) and v != 0]
-    if not finite:
-        return 1.0, unit
-    top = max(finite)
-    if unit in SI_UNITS:
-        for f, p in _PREFIXES:
-            if top >= f:
-                return f, f"{p}{unit}"
-        return _PREFIXES[-1][0], f"{_PREFIXES[-1][1]}{unit}"
-    exp = 3 * math.floor(math.log10(top) / 3)
-    if exp == 0:
-        return 1.0, unit
-    return 10.0 ** exp, f"×10{str(exp).translate(_SUPERSCRIPT)} {unit}".strip()
-
 
 def relative_pct(x: float | None, ref: float | None) -> str:
     """(x − ref) / |ref| in percent with a sign, "" when undefined; never "-0.00" from

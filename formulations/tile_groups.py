@@ -70,6 +70,7 @@ from chipsched.problems.tile_groups.segments import (
 from chipsched.result import Status
 from chipsched.solvers.bruteforce import STOPPED, enumerate_best
 from chipsched.solvers.options import SolveOptions
+from chipsched.units import si_text
 
 #: Default largest number of columns (segment options) the exact models evaluate.
 MAX_COLUMNS = 100_000
@@ -764,7 +765,8 @@ def bound(instance: Instance, options: SolveOptions) -> MethodOutput:
     fb = full_space_bound(instance)
     return MethodOutput(
         Status.BOUND_ONLY, bound=fb.objective, stats=fb.to_dict(),
-        message=f"energy ≥ {fb.energy_j:.4g} J, latency ≥ {fb.latency_s:.4g} s; "
+        message=f"energy ≥ {si_text(fb.energy_j, 'J')}, "
+                f"latency ≥ {si_text(fb.latency_s, 's')}; "
                 f"least at root run count {fb.root_runs}; no tree")
 
 

@@ -14,6 +14,10 @@ propagation does not follow — TorchScript exports compute reshape targets with
 Shape → Gather → Div → Cast → Concat, ranges and masks with Range / Equal / Where — is
 folded to constants (numpy, small integer tensors only) and inference run again, until
 nothing more folds, so such exports import as their dynamo or onnxsim versions do.
+Layers are named after their node, or — for dynamo exports, whose nodes are called
+``node_Conv_292`` — after the PyTorch module path the exporter records in the node's
+``pkg.torch.onnx.name_scopes`` metadata (``layer1.0.conv1``); repeated names get
+``_2``, ``_3`` ….
 
 Op mapping
 ----------
@@ -547,6 +551,30 @@ def _cfirst(shape: tuple[int, ...]) -> dict[str, int]:
     return {"K": shape[1], "C": shape[1], "H": h, "W": w}
 
 
+#: the dynamo exporter's record of the PyTorch module a node came from: the repr of a
+#: list of cumulative module paths, root '' first, the node's own name last
+NAME_SCOPES_KEY = "pkg.torch.onnx.name_scopes"
+
+
+def _module_path(node: onnx.NodeProto) -> str | None:
+    """The module path (``layer1.0.conv1``) dynamo exports record for a node whose own
+    name (``node_Conv_292``) says nothing; None without that metadata."""
+    import ast
+
+    for prop in node.metadata_props:
+        if prop.key != NAME_SCOPES_KEY:
+            continue
+        try:
+            scopes = ast.literal_eval(prop.value)
+        except (ValueError, SyntaxError):
+            return None  # malformed metadata: the node's own name stands
+        if isinstance(scopes, (list, tuple)) and len(scopes) >= 2 and \
+                isinstance(scopes[-2], str) and scopes[-2]:
+            return scopes[-2]
+        return None
+    return None
+
+
 def _attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
     for a in node.attribute:
         if a.name == name:
@@ -617,7 +645,7 @@ class _Converter:
 
     def _new(self, index: int, node: onnx.NodeProto, kind: OpKind, dims: dict[str, int],
              ops: int, where: str, act_inputs: Iterable[str]) -> _Rec:
-        base = node.name or f"{node.op_type}_{index}"
+        base = _module_path(node) or node.name or f"{node.op_type}_{index}"
         name, k = base, 2
         while name in self.names:
             name, k = f"{base}_{k}", k + 1

@@ -251,8 +251,12 @@ def render(inst: Instance, result: Any, plot: str | os.PathLike[str] | None = No
                                           style="dim"), head, pic)
         from chipsched.plots.region_split import plot_placement
 
-        plot_placement(h.rows, h.cols, sol.placement, plot,
-                       title=f"{inst.name}: {result.method}")
+        labels = [d["first"] if d["first"] == d["last"] else f"{d['first']} → {d['last']}"
+                  for d in desc]
+        plot_placement(h.rows, h.cols, sol.placement, plot, labels=labels,
+                       title=f"{inst.name}: {result.method}, period "
+                             f"{_fmt_s(met['period_s'])}, die-to-die "
+                             f"{met['d2d_byte_hops'] / 1e6:.4g} MB·hops")
         return Group(t, summary, Text(f"placement drawn in {plot}"), head, pic)
     loads = ", ".join(f"{inst.proc_name(p)} {inst.loads[p]:.2f}" for p in range(inst.n_procs))
     if plot is not None:

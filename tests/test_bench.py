@@ -173,7 +173,10 @@ def test_bench_reports_mark_restricted_bounds_and_skip_empty_plots(tmp_path):
     assert any("gap plot omitted" in s for s in skipped)
     page = write_html(rows, plots, tmp_path / "r.html", "chipsched bench my-suite",
                       skipped).read_text()
-    assert "4e-06† s" in page and "restricted space segmented" in page
+    # SI-prefixed per instance, the console's "vs best found" column, no empty "{}"
+    assert "4† µs" in page and "restricted space segmented" in page
+    assert "<th>vs best found</th>" in page and "+33.33 %" in page and "+0.00 %" in page
+    assert "{}" not in page
     assert "<title>chipsched bench my-suite</title>" in page and "gap plot omitted" in page
     t = bench_table(summarize(rows))
     by = {r[3]: dict(zip(t.headers, r, strict=True)) for r in t.rows}

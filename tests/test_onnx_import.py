@@ -543,3 +543,26 @@ def test_torchscript_shape_arithmetic_is_folded():
         [(ly.name, ly.kind, ly.macs) for ly in want.layers]
     assert [ly.kind for ly in got.layers] == ["fc", "matmul"]
     assert got.layers[1].macs == 4 * 16 * 16 * 16
+
+
+def test_dynamo_exports_name_layers_by_their_module_path():
+    """Dynamo names nodes ``node_Conv_292``; its name-scope metadata gives the module
+    path, which becomes the layer name (repeats numbered, malformed metadata ignored)."""
+    def scoped(node, scopes):
+        p = node.metadata_props.add()
+        p.key, p.value = "pkg.torch.onnx.name_scopes", scopes
+        return node
+
+    nodes = [
+        scoped(conv("node_Conv_0", "x", "w1", "c1", "b1", pads=[1, 1, 1, 1],
+                    kernel_shape=[3, 3]), "['', 'features', 'features.0', 'conv2d']"),
+        scoped(helper.make_node("Relu", ["c1"], ["r1"], name="node_Relu_1"),
+               "['', 'features', 'features.1', 'relu']"),
+        scoped(conv("node_Conv_2", "r1", "w2", "c2", kernel_shape=[1, 1]),
+               "['', 'features', 'features.0', 'conv2d_1']"),  # same module again
+        scoped(conv("node_Conv_3", "c2", "w3", "y", kernel_shape=[1, 1]), "not a list ["),
+    ]
+    inits = [init("w1", (8, 3, 3, 3)), init("b1", (8,)), init("w2", (8, 8, 1, 1)),
+             init("w3", (4, 8, 1, 1))]
+    wl = load_onnx(model(nodes, [inp("x", [1, 3, 8, 8])], [out("y")], inits))
+    assert [ly.name for ly in wl.layers] == ["features.0", "features.0_2", "node_Conv_3"]

@@ -167,3 +167,12 @@ def test_log_goes_to_stderr_and_json_stays_clean(method, marker):
 
     assert json.loads(res.stdout)["status"] == "optimal"
     assert marker in res.stderr
+
+
+def test_si_text_picks_the_prefix_a_reader_expects():
+    from chipsched.units import si_text
+
+    assert si_text(2.225e-06, "s") == "2.225 µs"
+    assert si_text(0.00259781, "J", 6) == "2.59781 mJ"
+    assert si_text(4.089e9, "MAC") == "4.089 GMAC"
+    assert si_text(3.0, "J²·s") == "3 J²·s"

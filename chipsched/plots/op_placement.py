@@ -67,8 +67,12 @@ def plot_gantt(instance: Instance, solution: Solution, path: str | os.PathLike[s
     ax.set_xticks(ticks)
     ax.set_xticklabels([f"{t * scale:g}" for t in ticks])
     ax.set_xlim(0, span * 1.01 if span > 0 else 1)
-    ax.set_xlabel(f"time ({unit_label})")
+    # task-graph benchmarks (STG, Topcuoglu) count time in their own abstract units
+    ax.set_xlabel(f"time ({unit_label})" if unit_label != "u.t." else
+                  "time (u.t. = the task graph's own time units)")
     ax.set_title(title or f"{instance.name}: makespan {span * scale:.4g} {unit_label}")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=5, frameon=False)
+    handles, names = ax.get_legend_handles_labels()
+    if len(set(names)) > 1:  # one class ("task") needs no key
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
     ax.grid(True, axis="x", alpha=0.3)
     return save_figure(fig, path)

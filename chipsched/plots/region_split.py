@@ -85,7 +85,11 @@ def plot_placement(rows: int, cols: int, placement: Sequence[Sequence[int]],
     arrows along the serpentine order of the regions."""
     import matplotlib.pyplot as plt
 
-    fig, ax = _figure(0.8 * cols + 2.5, 0.8 * rows + 1.0)
+    # room on the right for the region → layers key, sized by its longest line
+    key_w = 0.06 * max((len(f"{r}: {lab}") for r, lab in enumerate(labels or ())),
+                       default=0)
+    grid_w = 0.8 * cols + 1.5
+    fig, ax = _figure(max(grid_w + key_w, 6.0), 0.8 * rows + 1.2)
     grid = np.full((rows, cols), -1)
     for r, nodes in enumerate(placement):
         for v in nodes:
@@ -106,5 +110,5 @@ def plot_placement(rows: int, cols: int, placement: Sequence[Sequence[int]],
     ax.set_title(title or f"regions on the {rows}×{cols} grid (serpentine)", fontsize=9)
     if labels:
         txt = "\n".join(f"{r}: {lab}" for r, lab in enumerate(labels))
-        ax.text(cols - 0.3, 0, txt, fontsize=6, va="top", ha="left")
+        ax.text(1.04, 1.0, txt, fontsize=6, va="top", ha="left", transform=ax.transAxes)
     return save_figure(fig, path)

@@ -24,8 +24,13 @@ def plot_st_graph(instance: Instance, solution: Solution | Any, path: str | os.P
     G = instance.n_tiles
     lat = a.totals.latency
     fig, ax = _figure(9.0, max(3.0, min(9.0, 0.25 * G + 1.5)))
-    cmap = _cmap()
     ncol = max(1, len(names))
+    # up to 20 layers: one colour each and a key; more: a sequential map over the file
+    # order and a colour bar, so no two layers share a colour unseen
+    import matplotlib
+
+    few = ncol <= 20
+    cmap = _cmap() if few else matplotlib.colormaps["viridis"]
     if a.jobs:
         from matplotlib.collections import PolyCollection
 
@@ -36,14 +41,31 @@ def plot_st_graph(instance: Instance, solution: Solution | Any, path: str | os.P
         verts = np.stack([np.stack([x0, y0], 1), np.stack([x1, y0], 1),
                           np.stack([x1, y1], 1), np.stack([x0, y1], 1)], axis=1)
         lay = np.array([j.layer for j in a.jobs])
-        shade = lay % 20 / 20 if ncol > 20 else lay / max(1, ncol - 1) * 0.95
+        shade = lay / 20 if few else lay / max(1, ncol - 1)
         ax.add_collection(PolyCollection(verts, facecolors=cmap(shade), edgecolors="k",
                                          linewidths=0.2))
+        if few:
+            from matplotlib.patches import Patch
+
+            used = sorted(set(lay.tolist()))
+            ax.legend([Patch(facecolor=cmap(k / 20), edgecolor="k", linewidth=0.2)
+                       for k in used], [names[k] for k in used], fontsize=6,
+                      loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
+        else:
+            sm = matplotlib.cm.ScalarMappable(
+                cmap=cmap, norm=matplotlib.colors.Normalize(0, ncol - 1))
+            cb = fig.colorbar(sm, ax=ax, pad=0.01, fraction=0.04)
+            ticks = np.linspace(0, ncol - 1, 6).round().astype(int)
+            cb.set_ticks(ticks)
+            cb.set_ticklabels([f"{k}: {names[k]}" for k in ticks], fontsize=6)
+            cb.set_label("layer (file order)", fontsize=7)
     if len(a.jobs) <= 400:
         for j in a.jobs:
-            if lat > 0 and (j.end - j.start) / lat >= label_min_frac:
-                ax.text((j.start + j.end) / 2, j.lo + j.used / 2,
-                        f"{names[j.layer]}[{j.samples[0]},{j.samples[1]})", ha="center",
+            label = f"{names[j.layer]}[{j.samples[0]},{j.samples[1]})"
+            # only where the label fits inside its bar (~0.75 % of the width a character)
+            if lat > 0 and (j.end - j.start) / lat >= max(label_min_frac,
+                                                          0.0075 * len(label)):
+                ax.text((j.start + j.end) / 2, j.lo + j.used / 2, label, ha="center",
                         va="center", fontsize=6, clip_on=True)
     t = 0.0
     for _ in range(a.totals.root_runs):
@@ -52,10 +74,18 @@ def plot_st_graph(instance: Instance, solution: Solution | Any, path: str | os.P
             ax.axvline(t, color="k", lw=0.5, ls="--", alpha=0.5)
     ax.set_xlim(0, lat if lat > 0 else 1)
     ax.set_ylim(0, G)
-    ax.set_xlabel("time (s)")
+    from matplotlib.ticker import FuncFormatter
+
+    from chipsched.units import unit_scale
+
+    ts, t_unit = unit_scale([lat], "s")
+    es, e_unit = unit_scale([a.totals.energy.total], "J")
+    # the bars stay in seconds; the axis reads in the prefix the latency needs
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x / ts:g}"))
+    ax.set_xlabel(f"time ({t_unit})")
     ax.set_ylabel("hw-tile (stripe id)")
-    ax.set_title(title or f"S-T graph: {instance.name}, latency {lat:.4g} s, "
-                 f"energy {a.totals.energy.total:.4g} J", fontsize=9)
+    ax.set_title(title or f"S-T graph: {instance.name}, latency {lat / ts:.4g} {t_unit}, "
+                 f"energy {a.totals.energy.total / es:.4g} {e_unit}", fontsize=9)
     return save_figure(fig, path)
 
 

@@ -165,11 +165,13 @@ def render(instance: Instance, result: Any, plot: str | os.PathLike[str] | None 
     from rich.text import Text
 
     from chipsched.plots.op_placement import plot_gantt
+    from chipsched.units import si_text, unit_scale
 
     sol = result.solution
     _, m = evaluate(instance, sol)
     unit = instance.time_unit
-    lines = [f"makespan {_fmt(m['makespan'], unit)}, energy {m['energy_j']:.6g} J, "
+    lines = [f"makespan {_fmt(m['makespan'], unit)}, "
+             f"energy {si_text(m['energy_j'], 'J', 6)}, "
              f"{m['transfers']} cross-processor transfers, "
              f"{m['control_roundtrips']} control-flow round trips"]
     if m["best_single_processor"] is not None:
@@ -179,12 +181,14 @@ def render(instance: Instance, result: Any, plot: str | os.PathLike[str] | None 
                      f"({instance.objective.name} {ref_s}); gain "
                      f"{m['gain_vs_best_single']:.4g}×")
     t = Table(title="processors", title_justify="left")
+    pj, pj_unit = unit_scale([d["energy_j"] for d in m["processors"].values()], "J")
     for col, j in (("processor", "left"), ("cores", "right"), ("ops", "right"),
-                   ("busy", "right"), ("utilization", "right"), ("energy (J)", "right")):
+                   ("busy", "right"), ("utilization", "right"),
+                   (f"energy ({pj_unit})", "right")):
         t.add_column(col, justify=j)
     for k, (name, d) in enumerate(m["processors"].items()):
         t.add_row(name, str(instance.cores[k]), str(d["ops"]), _fmt(d["busy"], unit),
-                  f"{100 * d['utilization']:.1f} %", f"{d['energy_j']:.4g}")
+                  f"{100 * d['utilization']:.1f} %", f"{d['energy_j'] / pj:.4g}")
     order = Text()
     order.append("assignment (ops of each core in execution order):\n", style="bold")
     for (p, c), ops in sorted(sol.order().items()):
