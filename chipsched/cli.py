@@ -785,12 +785,14 @@ def _progress_callback(enabled: bool) -> tuple[Any, Any]:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     p = Progress(TextColumn("{task.description}"), BarColumn(),
-                 TextColumn("{task.completed:.0f}/{task.total}"), TimeElapsedColumn(),
+                 TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
                  console=_err(), transient=True)
-    task = p.add_task("", total=None)
+    # before the method's first report: what is being done, not "0/None"
+    task = p.add_task("preparing (instance, cost tables, kernels)", total=None, count="")
 
     def report(done: float, total: float | None, note: str) -> None:
-        p.update(task, completed=done, total=total, description=note)
+        count = f"{done:.0f}/{total:.0f}" if total else f"{done:.0f}"
+        p.update(task, completed=done, total=total, description=note, count=count)
 
     return p, report
 

@@ -767,7 +767,11 @@ def bound(instance: Instance, options: SolveOptions) -> MethodOutput:
         Status.BOUND_ONLY, bound=fb.objective, stats=fb.to_dict(),
         message=f"energy ≥ {si_text(fb.energy_j, 'J')}, "
                 f"latency ≥ {si_text(fb.latency_s, 's')}; "
-                f"least at root run count {fb.root_runs}; no tree")
+                f"least at root run count {fb.root_runs}; no tree. Relaxation: each "
+                f"layer alone picks its cheapest usable (tile count, sub-batch) row — "
+                f"weights once per segment run, DRAM and NoC traffic at the least "
+                f"placement's hops — joined by an energy–latency envelope "
+                f"(docs/tile_groups.md §4.2)")
 
 
 def warm_up_kernels() -> None:
