@@ -135,18 +135,25 @@ class Verdict:
         return self.best_known is not None and _close(self.objective, self.best_known)
 
     def line(self) -> str:
-        """One line for the CLI."""
-        s = (f"{self.id}: feasible; {self.objective_name} = {self.objective:.10g} "
-             f"{self.objective_unit}")
+        """One line for the CLI: values to 10 digits (what is compared), in seconds or
+        joules with their SI prefix (1.4644 µJ, not 1.4644e-06 J)."""
+        from chipsched.units import SI_UNITS, si_text
+
+        def val(x: float) -> str:
+            if self.objective_unit in SI_UNITS:
+                return si_text(x, self.objective_unit, 10)
+            return f"{x:.10g} {self.objective_unit}".strip()
+
+        s = f"{self.id}: feasible; {self.objective_name} = {val(self.objective)}"
         if self.best_known is None:
             return s + "; the library has no best known for it"
         if self.beats_best_known:
-            s += f"; beats the best known {self.best_known:.10g} (chipsched lib submit)"
+            s += f"; beats the best known {val(self.best_known)} (chipsched lib submit)"
         elif self.ties_best_known:
-            s += f"; equals the best known {self.best_known:.10g}"
+            s += f"; equals the best known {val(self.best_known)}"
         else:
             s += (f"; {100 * (self.objective / self.best_known - 1):.3f} % above the best "
-                  f"known {self.best_known:.10g}")
+                  f"known {val(self.best_known)}")
         if self.bound is not None and self.bound > 0:
             s += f"; at most {100 * (self.objective / self.bound - 1):.3f} % above optimal"
         return s
