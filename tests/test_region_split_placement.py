@@ -233,7 +233,10 @@ def test_the_placement_step_runs_on_the_methods_clock():
     inst = chipsched.make_instance("region_split", "tiny", "chiplet-4x4")
     r = chipsched.solve("region_split", inst, "dp", time_limit=2, placement="bnb")
     pl = r.metrics["solver"]["placement"]
-    assert r.wall_s >= pl["solver_s"] and pl["solver_s"] <= 2 * 1.1
+    assert r.wall_s >= pl["solver_s"]
+    # the budget's contract: within 10 % of the limit, or the overrun is said (one
+    # non-interruptible chunk of the search can outlast it on a loaded machine)
+    assert pl["solver_s"] <= 2 * 1.1 or "outlasted the budget" in r.message, r.message
     late = chipsched.solve("region_split", inst, "dp", time_limit=1e-9, placement="bnb")
     assert "no time left for the exact placement" in late.message
     assert "skipped" in late.metrics["solver"]["placement"]
