@@ -103,8 +103,9 @@ def exact_rows(seeds: int, quick: bool, plot: str | None = None) -> list[dict[st
             best_sa = min(sas, key=lambda r: r.objective)
             marks = {m.upper(): (r.metrics["latency_s"], r.metrics["energy_j"])
                      for m, r in (("ls", ls), ("lp", lp), ("sa", best_sa))}
+            env = solve("tile_groups", inst, "bound").metrics["solver"]["envelope"]
             plot_pareto_front(front, plot, marks, title=f"segmented-space Pareto front: "
-                              f"{name} on {chip}, batch {b}")
+                              f"{name} on {chip}, batch {b}", envelope=env)
         rows.append({"case": f"{name} on {chip}, B={b}", "layers": len(w), "opt": cp.objective,
                      "status": cp.status.value, "milp_agrees": abs(mi.objective - cp.objective)
                      <= 1e-6 * cp.objective, "cp_s": cp.wall_s,

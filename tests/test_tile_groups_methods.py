@@ -554,3 +554,22 @@ def test_operator_walks_from_a_root_s_cut_stay_in_the_tree_space():
                 break
             tree, _ = m
             check_structure(tree, w, 4)
+
+
+def test_pareto_plot_draws_the_full_space_envelope_below_the_front(tmp_path):
+    """The bound's envelope E*(D) is drawn with the exact front; every front point lies
+    on or above it (the envelope bounds every tree, the front's trees included)."""
+    import bisect
+
+    from chipsched.plots.tile_groups import plot_pareto_front
+
+    inst = chipsched.make_instance("tile_groups", "tiny-chain", chip="edge-4x4", batch=4)
+    cp = chipsched.solve("tile_groups", inst, "cpsat")
+    env = sorted(chipsched.solve("tile_groups", inst, "bound").metrics["solver"]["envelope"])
+    front = [(p["latency_s"], p["energy_j"]) for p in cp.metrics["solver"]["pareto_front"]]
+    xs = [d for d, _ in env]
+    for d, e in front:
+        i = bisect.bisect_left(xs, d * (1 - 1e-12))
+        assert e >= (env[i][1] if i < len(env) else env[-1][1]) * (1 - 1e-9), (d, e)
+    out = plot_pareto_front(front, tmp_path / "pf.png", envelope=env)
+    assert out.stat().st_size > 10_000

@@ -97,17 +97,35 @@ def _cmap() -> Any:
 
 def plot_pareto_front(front: Sequence[tuple[float, float]], path: str | os.PathLike[str],
                       marked: Mapping[str, tuple[float, float]] | None = None,
-                      title: str = "") -> Path:
-    """Energy vs latency of the exact front (ε-constraint), with other methods marked."""
+                      title: str = "",
+                      envelope: Sequence[tuple[float, float]] | None = None) -> Path:
+    """Energy vs latency of the exact front (ε-constraint), with other methods marked and,
+    given ``envelope`` (the ``bound`` method's ``metrics.solver.envelope``), the
+    full-space lower envelope E*(D): no tree of latency ≤ D has less energy."""
+    from chipsched.units import unit_scale
+
+    pts_all = [p for p in [*front, *(marked or {}).values(), *(envelope or ())]]
+    ts, t_unit = unit_scale([p[0] for p in pts_all], "s")
+    es, e_unit = unit_scale([p[1] for p in pts_all], "J")
     fig, ax = _figure()
     if front:
         pts = np.array(sorted(front))
-        ax.step(pts[:, 0], pts[:, 1], where="post", color="C0", lw=1)
-        ax.plot(pts[:, 0], pts[:, 1], "o", color="C0", ms=3, label="exact Pareto front")
+        ax.step(pts[:, 0] / ts, pts[:, 1] / es, where="post", color="C0", lw=1)
+        ax.plot(pts[:, 0] / ts, pts[:, 1] / es, "o", color="C0", ms=3,
+                label="exact Pareto front (segmented space)")
+    if envelope:
+        env = np.array(sorted(envelope))
+        # a tree of latency in (d_k, d_k+1] has at least E*(d_k+1): drawn from the right
+        # end ('pre'), and past the last point the least energy holds on
+        right = max([p[0] for p in pts_all])
+        if right > env[-1, 0]:
+            env = np.vstack([env, [right, env[-1, 1]]])
+        ax.step(env[:, 0] / ts, env[:, 1] / es, where="pre", color="0.4", lw=1, ls="--",
+                label="lower envelope E*(D), full space (bound)")
     for i, (name, (d, e)) in enumerate((marked or {}).items()):
-        ax.plot([d], [e], "s", color=f"C{i + 1}", ms=6, label=name)
-    ax.set_xlabel("latency (s)")
-    ax.set_ylabel("energy (J)")
+        ax.plot([d / ts], [e / es], "s", color=f"C{i + 1}", ms=6, label=name)
+    ax.set_xlabel(f"latency ({t_unit})")
+    ax.set_ylabel(f"energy ({e_unit})")
     ax.set_title(title or "segmented-space Pareto front", fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
