@@ -590,15 +590,13 @@ def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: P
             "objective", "bound", "gap", "gap_to_best_bound", "vs_best_found", "wall_s",
             "message"]
     # one SI prefix per instance (its objective and bound columns read alike)
-    scale: dict[tuple[Any, ...], tuple[float, str]] = {}
+    values: dict[tuple[Any, ...], list[float | None]] = {}
+    units: dict[tuple[Any, ...], str] = {}
     for r in summ:
         k = (r["decision"], r["instance"], r["chip"], r["instance_options"])
-        scale.setdefault(k, unit_scale(
-            [x.get("objective") for x in summ
-             if (x["decision"], x["instance"], x["chip"], x["instance_options"]) == k]
-            + [x.get("bound") for x in summ
-               if (x["decision"], x["instance"], x["chip"], x["instance_options"]) == k],
-            r.get("objective_unit") or ""))
+        values.setdefault(k, []).extend((r.get("objective"), r.get("bound")))
+        units.setdefault(k, r.get("objective_unit") or "")
+    scale = {k: unit_scale(v, units[k]) for k, v in values.items()}
 
     def cell(c: str, v: Any, r: Mapping[str, Any]) -> str:
         if v is None or (c == "instance_options" and v in ("{}", {})):

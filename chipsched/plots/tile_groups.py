@@ -104,7 +104,7 @@ def plot_pareto_front(front: Sequence[tuple[float, float]], path: str | os.PathL
     full-space lower envelope E*(D): no tree of latency ≤ D has less energy."""
     from chipsched.units import unit_scale
 
-    pts_all = [p for p in [*front, *(marked or {}).values(), *(envelope or ())]]
+    pts_all = [*front, *(marked or {}).values(), *(envelope or ())]
     ts, t_unit = unit_scale([p[0] for p in pts_all], "s")
     es, e_unit = unit_scale([p[1] for p in pts_all], "J")
     fig, ax = _figure()
