@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-import hypothesis.strategies as st
-from hypothesis import settings
+import os
 
-from chipsched.workload import Layer, OpKind, Workload
+# Two pytest workers share two cores; a BLAS pool of two threads in each made the DNN
+# bound's small eigendecompositions spin against each other (the bounds tests ran 50×
+# slower in the suite than alone). The workers inherit this from the controller, which
+# loads this file before it starts them.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import hypothesis.strategies as st  # noqa: E402 (after the thread limits)
+from hypothesis import settings  # noqa: E402
+
+from chipsched.workload import Layer, OpKind, Workload  # noqa: E402
 
 settings.register_profile("chipsched", deadline=None, max_examples=60)
 settings.load_profile("chipsched")

@@ -88,12 +88,10 @@ def test_same_seed_same_placement_and_the_time_budget_holds(tmp_path):
 
 def test_tabu_after_other_partitions_and_its_size_limit():
     inst = make_instance("core_assignment", "lenet5-neurons", "neuro-8x8")
-    base = solve("core_assignment", inst, "seed004-plus", seed=0)
     tab = solve("core_assignment", inst, "seed004-plus", seed=0, place="tabu",
                 tabu_iterations=2000)
-    assert tab.objective <= tab.metrics["solver"]["traffic_before_tabu"]
+    assert 0 < tab.objective <= tab.metrics["solver"]["traffic_before_tabu"]
     assert tab.metrics["solver"]["tabu_iterations"] == 2000
-    assert base.objective > 0
     peer = solve("core_assignment", inst, "metis", seed=0, placement="tabu", time_limit=2)
     assert peer.objective <= peer.metrics["solver"]["traffic_before_tabu"]
     # the dense search refuses meshes above its limit, in one line, before any work
