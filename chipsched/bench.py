@@ -555,20 +555,13 @@ def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path,
                 # methods that land on one point stay apart by their marker shape
                 ax.plot(xs, ys, MARKERS[k % len(MARKERS)], label=m, ms=5, alpha=0.8,
                         mfc="none" if k % 2 else None)
-            from matplotlib.ticker import FuncFormatter
+            from chipsched.plots import plain_log_axis
 
-            # plain numbers on log axes: "4, 6, 10", not "4×10⁰" over a short range
-            plain = FuncFormatter(lambda x, _pos: f"{x:g}")
             ax.set_xscale("log")
-            axes = [(ax.xaxis, [r["size"] for r in rs])]
+            plain_log_axis(ax.xaxis, [r["size"] for r in rs])
             if what == "wall_s":
                 ax.set_yscale("log")
-                axes.append((ax.yaxis, [r["wall_s"] for r in rs if r.get("wall_s")]))
-            for a, vals in axes:
-                a.set_major_formatter(plain)
-                pos = [v for v in vals if v and v > 0]
-                if pos and max(pos) < 20 * min(pos):  # minor labels only when few
-                    a.set_minor_formatter(plain)
+                plain_log_axis(ax.yaxis, [r["wall_s"] for r in rs if r.get("wall_s")])
             units = sorted({r.get("size_unit") or "" for r in rs} - {""})
             ax.set_xlabel("instance size" + (f" ({units[0]})" if len(units) == 1 else ""))
             ax.set_ylabel(ylabel)
@@ -622,10 +615,18 @@ def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: P
         body.append(f'<img src="{html.escape(p.name)}" style="max-width:48%">')
     heads = {"wall_s": "wall (s)", "gap": "gap (own bound)",
              "gap_to_best_bound": "vs best proven bound", "vs_best_found": "vs best found"}
-    body.append("<table><tr>" + "".join(f"<th>{heads.get(c, c)}</th>" for c in cols)
-                + "</tr>")
+    text_cols = {"decision", "instance", "chip", "instance_options", "method", "status",
+                 "message"}
+    body.append("<table><tr>" + "".join(
+        f"<th{' class=txt' if c in text_cols else ''}>{heads.get(c, c)}</th>" for c in cols)
+        + "</tr>")
+
+    def td(c: str, r: Mapping[str, Any]) -> str:
+        cls = "msg" if c == "message" else "txt" if c in text_cols else ""
+        return f"<td class='{cls}'>" if cls else "<td>"
+
     for r in summ:
-        body.append("<tr>" + "".join(f"<td>{cell(c, r.get(c), r)}</td>" for c in cols)
+        body.append("<tr>" + "".join(f"{td(c, r)}{cell(c, r.get(c), r)}</td>" for c in cols)
                     + "</tr>")
     body.append("</table>")
     foot = [f"{'†' * (i + 1)} bound of the restricted space {s}: it bounds that space only, "
@@ -635,7 +636,12 @@ def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: P
         body.append("<p>" + "<br>".join(html.escape(n) for n in foot) + "</p>")
     page = ("<!doctype html><meta charset='utf-8'><title>" + html.escape(title) + "</title>"
             "<style>body{font-family:sans-serif}table{border-collapse:collapse;font-size:12px}"
-            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style>"
+            # a number and its unit on one line; names left, numbers right; only the
+            # message wraps (it can be a paragraph), at a readable width
+            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;"
+            "white-space:nowrap}.txt{text-align:left}"
+            "td.msg{text-align:left;white-space:normal;min-width:20em;max-width:40em}"
+            "tr:nth-child(even){background:#f7f7f7}</style>"
             + "\n".join(body))
     return atomic_write(path, lambda fh: fh.write(page))
 

@@ -178,6 +178,10 @@ def test_bench_reports_mark_restricted_bounds_and_skip_empty_plots(tmp_path):
     assert "<th>vs best found</th>" in page and "+33.33 %" in page and "+0.00 %" in page
     assert "{}" not in page
     assert "<title>chipsched bench my-suite</title>" in page and "gap plot omitted" in page
+    # read in a browser: a value never breaks from its unit, only the message wraps
+    assert "white-space:nowrap" in page and "td.msg{" in page
+    assert page.count("<td class='msg'>") == len(rows)
+    assert "<th class=txt>method</th>" in page
     t = bench_table(summarize(rows))
     by = {r[3]: dict(zip(t.headers, r, strict=True)) for r in t.rows}
     assert by["cpsat"]["bound"] == "4.000†" and by["cpsat"]["unit"] == "µs"

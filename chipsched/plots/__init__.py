@@ -38,6 +38,19 @@ def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
     return p
 
 
+def plain_log_axis(axis: Any, values: Sequence[float]) -> None:
+    """Label a log-scaled ``axis`` with plain numbers ("4, 6, 10", not "4×10⁰"); the
+    minor ticks get labels too when ``values`` span less than a factor of 20 (a short
+    range has no major tick inside it)."""
+    from matplotlib.ticker import FuncFormatter
+
+    plain = FuncFormatter(lambda x, _pos: f"{x:g}")
+    axis.set_major_formatter(plain)
+    pos = [v for v in values if v and v > 0]
+    if pos and max(pos) < 20 * min(pos):
+        axis.set_minor_formatter(plain)
+
+
 def plot_layer_scaling(table: Any, layers: Sequence[int], path: str | os.PathLike[str],
                        batch: int = 1, title: str = "") -> Path:
     """Compute time of selected layers vs number of units, from a LayerTable."""
@@ -78,6 +91,7 @@ def plot_library_gaps(runs: Sequence[Any], path: str | os.PathLike[str],
         ax.scatter(x, y, marker="_", color="grey", s=120, label="bound / best known")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
+    plain_log_axis(ax.xaxis, [r["size"] for r in runs])
     ax.set_xlabel(f"instance size ({runs[0]['size_unit']})" if runs else "instance size")
     ax.set_ylabel("objective / best known")
     ax.set_title(title)

@@ -16,6 +16,7 @@ import numpy as np
 
 from chipsched.plots import _figure, save_figure
 from chipsched.problems.core_assignment import Instance, core_loads, evaluate, link_loads
+from chipsched.units import si_text
 
 
 def plot_mesh_heatmap(instance: Instance, solution: Any, path: str | os.PathLike[str],
@@ -67,5 +68,5 @@ def plot_mesh_heatmap(instance: Instance, solution: Any, path: str | os.PathLike
     ax.set_xlabel("column")
     ax.set_ylabel("row")
     ax.set_title(title or f"{instance.name}: traffic {metrics['traffic']:,} weight·hops, "
-                 f"max link {metrics['max_link_bytes']:.3g} B", fontsize=9)
+                 f"max link {si_text(metrics['max_link_bytes'], 'B', 3)}", fontsize=9)
     return save_figure(fig, path)

@@ -9,6 +9,7 @@ import numpy as np
 
 from chipsched.plots import _figure, save_figure
 from chipsched.problems.op_placement import Instance, Solution
+from chipsched.units import unit_scale
 
 #: Bar colours by op class.
 CLASS_COLORS = {"tensor": "#4C72B0", "vector": "#55A868", "scalar": "#DD8452",
@@ -61,7 +62,11 @@ def plot_gantt(instance: Instance, solution: Solution, path: str | os.PathLike[s
                         instance.processors[p] for p, c in res])
     ax.invert_yaxis()
     unit = instance.time_unit
-    scale, unit_label = (1e3, "ms") if unit == "s" and span < 1 else (1.0, unit)
+    if unit == "s":  # the prefix that reads the makespan as 1–999 (µs, ms, s)
+        f, unit_label = unit_scale([span], unit)
+        scale = 1.0 / f
+    else:
+        scale, unit_label = 1.0, unit
     ax.set_xlim(0, span * 1.01 if span > 0 else 1)
     ticks = ax.get_xticks()
     ax.set_xticks(ticks)

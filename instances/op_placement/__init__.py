@@ -58,6 +58,7 @@ from chipsched.instances.op_placement.generators import (
     topcuoglu2002,
 )
 from chipsched.problems.op_placement import Instance, evaluate, make_instance
+from chipsched.units import si_text
 from chipsched.workload import Workload
 
 __all__ = [
@@ -152,7 +153,7 @@ def load_instance(spec: Any, hardware: Hardware, *, objective: str | None = None
 
 def _fmt(x: float, unit: str) -> str:
     if unit == "s":
-        return f"{x * 1e3:.6g} ms"
+        return si_text(x, "s", 6)
     return f"{x:.6g} {unit}"
 
 
