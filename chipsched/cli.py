@@ -488,7 +488,7 @@ def lib_show_cmd(
         out.print("  best known: none yet")
     else:
         fb = bk.found_by
-        out.print(f"  best known: {bk.objective:.10g} by {library._how(fb)} (seed "
+        out.print(f"  best known: {bk.objective:.10g} by {library.how_found(fb)} (seed "
                   f"{fb.get('seed')}, {fb.get('wall_s')} s, {fb.get('date')}); "
                   f"file {bk.path}", markup=False)
     if bd is None:

@@ -45,12 +45,12 @@ from chipsched.errors import InputError, UnknownNameError
 __all__ = [
     "DECISIONS", "LIB_DIR", "LIB_VERSION", "BestKnown", "Bound", "Entry", "Verdict",
     "best_known", "bound", "build_instance", "docs_table", "entries", "entry", "fingerprint",
-    "library_rows", "library_table", "read_solution_file", "verify", "write_best_known",
-    "write_bound", "write_entry",
+    "how_found", "library_rows", "library_table", "read_solution_file", "verify",
+    "write_best_known", "write_bound", "write_entry",
 ]
 
 #: The library's version: instance files, fingerprints and the table carry it.
-LIB_VERSION = "1.0"
+LIB_VERSION = "1.1"
 #: Where the library's files live (data inside the package, so an installed chipsched has
 #: them; this module is the face's: it builds instances and evaluates through the registry)
 LIB_DIR = Path(__file__).resolve().parent / "instances" / "library"
@@ -484,9 +484,9 @@ def library_rows(decision: str | None = None, root: Path | None = None
                                "size": e.size, "size_unit": e.size_unit,
                                "description": e.description,
                                "best_known": None if bk is None else bk.objective,
-                               "found_by": "" if bk is None else _how(bk.found_by),
+                               "found_by": "" if bk is None else how_found(bk.found_by),
                                "bound": None if bd is None else bd.value,
-                               "bound_by": "" if bd is None else _how(
+                               "bound_by": "" if bd is None else how_found(
                                    {"method": bd.method, "params": bd.params}),
                                "gap": None, "optimal": False}
         if bk is not None and bd is not None:
@@ -497,7 +497,8 @@ def library_rows(decision: str | None = None, root: Path | None = None
     return rows
 
 
-def _how(found_by: Mapping[str, Any]) -> str:
+def how_found(found_by: Mapping[str, Any]) -> str:
+    """A ``found_by`` record in one line: the method and its parameters."""
     m = str(found_by.get("method", "?"))
     params = found_by.get("params") or {}
     if params:

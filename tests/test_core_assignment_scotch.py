@@ -70,12 +70,13 @@ def test_a_seed_gives_one_mapping_in_any_process():
     # lenet5-neurons: large enough that Scotch's threads made runs differ before its
     # context was made deterministic
     outs = [subprocess.run([sys.executable, "-c", SCRIPT, "7"], capture_output=True,
-                           text=True, timeout=300) for _ in range(3)]
+                           text=True, timeout=300) for _ in range(2)]
     for o in outs:
         assert o.returncode == 0, o.stderr[-2000:]
         assert "Loaded Scotch" not in o.stderr  # the binding's banner stays quiet
-    a, b, c = (json.loads(o.stdout.strip().splitlines()[-1]) for o in outs)
-    assert a == b == c
+    # two processes: before the context was made deterministic, half the runs differed
+    a, b = (json.loads(o.stdout.strip().splitlines()[-1]) for o in outs)
+    assert a == b
 
 
 @pytest.mark.parametrize("placement", ["mapping", "seed004", "tabu"])
