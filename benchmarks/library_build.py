@@ -22,6 +22,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -146,6 +147,23 @@ def write_instances(only: set[str] | None) -> None:
               file=sys.stderr, flush=True)
 
 
+def keep_if_better(e: Any, r: Any, params: dict, seed: int | None, limit: float
+                   ) -> float | None:
+    """Write result ``r``'s solution as ``e``'s best known when it is strictly better
+    (re-evaluated by the verifier), recording how it was found; its objective, else
+    ``None``."""
+    from chipsched import library
+
+    bk = library.best_known(e)
+    v = library.verify(e, {"solution": r.solution.to_dict()})
+    if bk is not None and v.objective >= bk.objective * (1 - 1e-9):
+        return None
+    library.write_best_known(e, v.objective, v.components, r.solution.to_dict(),
+                             {"method": r.method, "params": params, "seed": seed,
+                              "time_limit": limit, "wall_s": round(r.wall_s, 3)})
+    return v.objective
+
+
 def solve_all(only: set[str] | None, limit: float, threads: int | None,
               methods: list[str] | None = None, seeds: int = 1, first_seed: int = 0
               ) -> None:
@@ -163,17 +181,12 @@ def solve_all(only: set[str] | None, limit: float, threads: int | None,
                       seeds=range(first_seed, first_seed + seeds),
                       options=SolveOptions(time_limit=limit, seed=0, threads=threads))
         found = [r for r in res if r.objective is not None and r.solution is not None]
-        bk = library.best_known(e)
         msg = []
         if found:
             r = min(found, key=lambda r: r.objective)
-            v = library.verify(e, {"solution": r.solution.to_dict()})
-            if bk is None or v.objective < bk.objective * (1 - 1e-9):
-                library.write_best_known(e, v.objective, v.components, r.solution.to_dict(),
-                                         {"method": r.method, "params": {},
-                                          "seed": r.seed, "time_limit": limit,
-                                          "wall_s": round(r.wall_s, 3)})
-                msg.append(f"best known {v.objective:.6g} ({r.method})")
+            v = keep_if_better(e, r, {}, r.seed, limit)
+            if v is not None:
+                msg.append(f"best known {v:.6g} ({r.method})")
         # full-space bounds: the results' own, and the one a restricted-space method
         # reports for the whole space (region_split's DP over the item order)
         cands = [(r.bound, r, "optimal" if r.status is Status.OPTIMAL else r.status.value,
@@ -220,15 +233,10 @@ def polish(only: set[str] | None, limit: float, seeds: int) -> None:
             except ChipschedError as err:
                 msg.append(f"sa {how} seed {seed}: {err}")
                 continue
-            if r.objective is None or r.solution is None:
-                continue
-            if bk is None or r.objective < bk.objective * (1 - 1e-9):
-                v = library.verify(e, {"solution": r.solution.to_dict()})
-                library.write_best_known(e, v.objective, v.components, r.solution.to_dict(),
-                                         {"method": "sa", "params": how, "seed": seed,
-                                          "time_limit": limit,
-                                          "wall_s": round(r.wall_s, 3)})
-                msg.append(f"{v.objective:.6g} (sa {how}, seed {seed})")
+            if r.objective is not None and r.solution is not None:
+                v = keep_if_better(e, r, how, seed, limit)
+                if v is not None:
+                    msg.append(f"{v:.6g} (sa {how}, seed {seed})")
         print(f"{e.id}: {'; '.join(msg) or 'no improvement'} "
               f"({time.perf_counter() - t:.0f} s)", file=sys.stderr, flush=True)
 

@@ -516,16 +516,12 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-#: marker shapes cycled over a plot's methods
-MARKERS = "os^vD<>pPX*h"
-
-
 def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path,
                skipped: list[str] | None = None) -> list[Path]:
     """Per decision: gap to the best bound vs size, and wall time vs size. A plot with
     nothing to show (no proven bound, no sizes) is not drawn; ``skipped`` hears why.
     Points are not joined: runs of one size can be different networks."""
-    from chipsched.plots import _figure, save_figure
+    from chipsched.plots import MARKERS, _figure, plain_log_axis, save_figure
 
     paths = []
     summ = summarize(rows)
@@ -555,8 +551,6 @@ def plot_bench(rows: Sequence[Mapping[str, Any]], out_dir: Path,
                 # methods that land on one point stay apart by their marker shape
                 ax.plot(xs, ys, MARKERS[k % len(MARKERS)], label=m, ms=5, alpha=0.8,
                         mfc="none" if k % 2 else None)
-            from chipsched.plots import plain_log_axis
-
             ax.set_xscale("log")
             plain_log_axis(ax.xaxis, [r["size"] for r in rs])
             if what == "wall_s":
@@ -621,12 +615,10 @@ def write_html(rows: Sequence[Mapping[str, Any]], plots: Sequence[Path], path: P
         f"<th{' class=txt' if c in text_cols else ''}>{heads.get(c, c)}</th>" for c in cols)
         + "</tr>")
 
-    def td(c: str, r: Mapping[str, Any]) -> str:
-        cls = "msg" if c == "message" else "txt" if c in text_cols else ""
-        return f"<td class='{cls}'>" if cls else "<td>"
-
+    td = {c: "<td class='msg'>" if c == "message" else "<td class='txt'>"
+          if c in text_cols else "<td>" for c in cols}
     for r in summ:
-        body.append("<tr>" + "".join(f"{td(c, r)}{cell(c, r.get(c), r)}</td>" for c in cols)
+        body.append("<tr>" + "".join(f"{td[c]}{cell(c, r.get(c), r)}</td>" for c in cols)
                     + "</tr>")
     body.append("</table>")
     foot = [f"{'†' * (i + 1)} bound of the restricted space {s}: it bounds that space only, "

@@ -38,6 +38,10 @@ def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
     return p
 
 
+#: marker shapes cycled over a plot's methods (methods on one point stay apart)
+MARKERS = "os^vD<>pPX*h"
+
+
 def plain_log_axis(axis: Any, values: Sequence[float]) -> None:
     """Label a log-scaled ``axis`` with plain numbers ("4, 6, 10", not "4×10⁰"); the
     minor ticks get labels too when ``values`` span less than a factor of 20 (a short
@@ -77,13 +81,12 @@ def plot_library_gaps(runs: Sequence[Any], path: str | os.PathLike[str],
     between the tick and 1)."""
     fig, ax = _figure()
     methods = sorted({r["method"] for r in runs})
-    markers = "os^Dvx+*"
     for k, m in enumerate(methods):
         pts = [(r["size"], r["objective"] / r["best_known"]) for r in runs
                if r["method"] == m and r["objective"] is not None and r["best_known"]]
         if pts:
             x, y = zip(*pts, strict=True)
-            ax.scatter(x, y, marker=markers[k % len(markers)], label=m, alpha=0.8)
+            ax.scatter(x, y, marker=MARKERS[k % len(MARKERS)], label=m, alpha=0.8)
     lows = [(r["size"], r["bound"] / r["best_known"]) for r in runs
             if r["bound"] is not None and r["best_known"]]
     if lows:
