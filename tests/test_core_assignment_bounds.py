@@ -182,8 +182,9 @@ def test_qap_bounds_below_the_placement_optimum(shape, seed, heavy):
     F = np.triu(rng.integers(0, 50 if heavy else 4, (g, g)), 1)
     F = F + F.T
     Dm = mesh_distances(rows, cols)
-    opt = min(sum(F[i, k] * Dm[p[i], p[k]] for i in range(g) for k in range(i + 1, g))
-              for p in itertools.permutations(range(N), g))
+    P = np.array(list(itertools.permutations(range(N), g)))  # every placement, one per row
+    opt = int(sum(F[i, k] * Dm[P[:, i], P[:, k]]
+                  for i in range(g) for k in range(i + 1, g)).min())
     gl = gilmore_lawler_bound(F, Dm)
     pb = projection_bound(F.astype(float), Dm)
     rl = rlt1_bound(F.astype(float), Dm)

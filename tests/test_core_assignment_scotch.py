@@ -88,3 +88,18 @@ def test_scotch_through_the_face(placement):
     if placement == "mapping":
         with pytest.raises(InputError, match="parts"):
             chipsched.solve("core_assignment", inst, "scotch", parts=9)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_getaffinity"), reason="Linux only")
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_scotch_leaves_the_process_its_cpus(deterministic):
+    """Review finding (the suite ran on one core for 4 of its 7 minutes): binding a graph
+    to a Scotch context pinned the calling thread to CPU 0, and every later solve in the
+    process — CP-SAT's workers included — shared that core."""
+    import os
+
+    before = os.sched_getaffinity(0)
+    g = layered_random(3, 40, 4, seed=1)
+    scotch_partition(g, 4, 64, 16, seed=0, deterministic=deterministic)
+    scotch_mapping(g, 4, 4, 64, seed=0, deterministic=deterministic)
+    assert os.sched_getaffinity(0) == before

@@ -66,8 +66,11 @@ SCRIPT = textwrap.dedent("""
                                 dec.problem.describe_platform) is not None:
                 continue
             before = signatures()
-            try:  # exact models have no kernels of their own: a second will do
-                solve(decision, inst, name, time_limit=1, threads=1, **params)
+            # exact models have no kernels of their own (their warm starts are the
+            # heuristics, run here on their own too): a fraction of a second will do
+            limit = 0.3 if m.kind == "exact" else 1
+            try:
+                solve(decision, inst, name, time_limit=limit, threads=1, **params)
             except chipsched.InputError:
                 continue
             # a signature a run added — compiled, or loaded from numba's disk cache — is

@@ -12,7 +12,10 @@ usually zero moves).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+from collections.abc import Iterator
 from typing import Any
 
 import numba as nb
@@ -341,15 +344,31 @@ def _scotch_run(pys: Any, graph: NeuronGraph, seed: int, deterministic: bool,
                 solve: Any) -> np.ndarray:
     """``solve(scotch graph, strategy)`` seeded (the C call cannot poll ``budget``: it
     runs under :meth:`~chipsched.budget.Budget.call`)."""
-    sg, _ctx, _g = _scotch_graph(pys, graph, seed, deterministic)
-    strat = _scotch_strategy(pys, balance, quality)
+    with _cpus_kept():
+        sg, _ctx, _g = _scotch_graph(pys, graph, seed, deterministic)
+        strat = _scotch_strategy(pys, balance, quality)
 
-    def run() -> np.ndarray:
-        pys.random_seed(int(seed) % (2**31 - 1))
-        pys.random_reset()
-        return np.asarray(solve(sg, strat), dtype=np.int64)
+        def run() -> np.ndarray:
+            pys.random_seed(int(seed) % (2**31 - 1))
+            pys.random_reset()
+            return np.asarray(solve(sg, strat), dtype=np.int64)
 
-    return run() if budget is None else budget.call("running Scotch", run)
+        return run() if budget is None else budget.call("running Scotch", run)
+
+
+@contextlib.contextmanager
+def _cpus_kept() -> Iterator[None]:
+    """Give the calling thread back the CPUs it had: binding a graph to a Scotch context
+    pins the calling thread to CPU 0 (Scotch's thread binding), and every thread the
+    process starts afterwards — CP-SAT's workers, a pytest worker's next test — would
+    share that one core."""
+    get = getattr(os, "sched_getaffinity", None)
+    cpus = get(0) if get is not None else None
+    try:
+        yield
+    finally:
+        if cpus is not None and os.sched_getaffinity(0) != cpus:
+            os.sched_setaffinity(0, cpus)
 
 
 def scotch_mapping(graph: NeuronGraph, rows: int, cols: int, capacity: int, seed: int = 0,
