@@ -305,6 +305,13 @@ def entry(name: str | os.PathLike[str], root: Path | None = None) -> Entry:
     p = Path(name)
     if p.suffix == ".json" and (p.is_file() or os.sep in str(name)):
         return _entry_from(_read_json(p, "instance"), p)
+    # an instance's file is named by its id: read that one file, not the library
+    for d in DECISIONS if p.name == str(name) else ():
+        f = (LIB_DIR if root is None else root) / d / f"{name}.json"
+        if f.is_file():
+            e = _entry_from(_read_json(f, "instance"), f)
+            if e.id == str(name):
+                return e
     known = {e.id: e for e in entries(root=root)}
     if str(name) not in known:
         raise UnknownNameError("library instance", str(name), known)
