@@ -103,3 +103,16 @@ def test_scotch_leaves_the_process_its_cpus(deterministic):
     scotch_partition(g, 4, 64, 16, seed=0, deterministic=deterministic)
     scotch_mapping(g, 4, 4, 64, seed=0, deterministic=deterministic)
     assert os.sched_getaffinity(0) == before
+
+
+def test_scotch_under_a_time_limit_maps_as_without_one():
+    """Review finding: with a time limit Scotch runs in a forked process, and the Scotch
+    context the parent had built (its threads started) did not survive the fork — the
+    child waited until the budget killed it, so Scotch under any time limit reported
+    status time_limit and no mapping."""
+    inst = chipsched.make_instance("core_assignment", "lenet5", "neuro-8x8",
+                                   channels_per_vertex=16)
+    timed = chipsched.solve("core_assignment", inst, "scotch", seed=0, time_limit=20)
+    assert timed.solution is not None and timed.status.value == "feasible"
+    free = chipsched.solve("core_assignment", inst, "scotch", seed=0)
+    assert timed.objective == free.objective

@@ -343,17 +343,20 @@ def _scotch_run(pys: Any, graph: NeuronGraph, seed: int, deterministic: bool,
                 balance: float, quality: bool, budget: Budget | None,
                 solve: Any) -> np.ndarray:
     """``solve(scotch graph, strategy)`` seeded (the C call cannot poll ``budget``: it
-    runs under :meth:`~chipsched.budget.Budget.call`)."""
-    with _cpus_kept():
-        sg, _ctx, _g = _scotch_graph(pys, graph, seed, deterministic)
-        strat = _scotch_strategy(pys, balance, quality)
+    runs under :meth:`~chipsched.budget.Budget.call`, in a forked process). The graph
+    and its context are built where Scotch runs: a context starts Scotch's threads, and
+    a process forked after that has none of them (the child waited for them until the
+    budget killed it — Scotch under any time limit found nothing)."""
 
-        def run() -> np.ndarray:
+    def run() -> np.ndarray:
+        with _cpus_kept():
+            sg, _ctx, _g = _scotch_graph(pys, graph, seed, deterministic)
+            strat = _scotch_strategy(pys, balance, quality)
             pys.random_seed(int(seed) % (2**31 - 1))
             pys.random_reset()
             return np.asarray(solve(sg, strat), dtype=np.int64)
 
-        return run() if budget is None else budget.call("running Scotch", run)
+    return run() if budget is None else budget.call("running Scotch", run)
 
 
 @contextlib.contextmanager
