@@ -193,7 +193,10 @@ def test_bench_out_is_a_file_fails_before_running(tmp_path):
     assert f.read_text() == "x"
 
 
-def test_bench_unreachable_or_malformed_scheduler(tmp_path):
+def test_bench_unreachable_or_malformed_scheduler(tmp_path, monkeypatch):
+    import chipsched.bench
+
+    monkeypatch.setattr(chipsched.bench, "SCHEDULER_TIMEOUT_S", 1)  # the wait is idle
     out = tmp_path / "b"
     res = run("bench", "smoke", "--out", str(out), "--scheduler", "tcp://127.0.0.1:1")
     one_line_error(res, "--scheduler", "no Dask scheduler answers")
