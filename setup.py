@@ -11,6 +11,13 @@ found here, so a new decision's modules need no edit of this file or of
 ``pyproject.toml`` (which holds everything else).
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 
-setup(packages=find_packages(include=["chipsched", "chipsched.*"]), package_dir={"": "."})
+# chipsched-lib's folders hold only JSON files (pyproject.toml's package-data); named as
+# (namespace) packages so that setuptools does not warn, for each, that a folder of data
+# looks like a package it was not told about
+LIBRARY = find_namespace_packages(include=["chipsched.instances.library",
+                                           "chipsched.instances.library.*"])
+
+setup(packages=find_packages(include=["chipsched", "chipsched.*"]) + LIBRARY,
+      package_dir={"": "."})
