@@ -413,10 +413,13 @@ def layer_shapes(workload: Workload) -> tuple[np.ndarray, np.ndarray]:
     """The workload's distinct layer shapes — layers whose every cost-table column
     (kind, dimensions, element counts) is equal: (the first layer of each shape, each
     layer's shape index)."""
+    return _shapes_of(_layer_columns(workload))
+
+
+def _shapes_of(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     shape_of: dict[tuple[Any, ...], int] = {}
-    columns = _layer_columns(workload).values()
     inverse = np.array([shape_of.setdefault(key, len(shape_of))
-                        for key in zip(*(v.tolist() for v in columns), strict=True)],
+                        for key in zip(*(v.tolist() for v in cols.values()), strict=True)],
                        dtype=np.int64)
     return np.unique(inverse, return_index=True)[1], inverse
 
@@ -440,7 +443,7 @@ def build_layer_table(workload: Workload, unit: ComputeUnit, max_units: int,
     # a layer's costs depend on its own columns only, and networks repeat their layers
     # (505 layers of PNASNet-5 Large are 76 shapes): the table is built per shape
     every = _layer_columns(workload)
-    first, inverse = layer_shapes(workload)
+    first, inverse = _shapes_of(every)
     cols = {k: v[first] for k, v in every.items()}
     parts = output_partitions(max_units)
     prod = parts.prod(axis=1)
