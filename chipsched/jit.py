@@ -1,14 +1,15 @@
 """Compiled kernels off the clock: numba's kernels are compiled (or loaded from numba's
 on-disk cache) once per process, before a run's time budget starts.
 
-A decision whose methods use numba kernels names a ``warm_up_kernels()`` function in its
-``formulations`` and/or ``heuristics`` module (the registry collects them as
-``Decision.warm_ups``); each runs every kernel of its layer once on tiny inputs of the
-types the methods use. ``chipsched.solve`` calls :func:`warm_up` for the decisions a
-run can reach before it starts the run's clock, so the first run of a method in a
-process reports the same time as the second. The first warm-up after an install
-compiles the kernels (about a minute; numba caches them next to the modules, so
-``make demo`` fills the cache); later processes load them from the cache.
+A decision whose methods (or file readers) use numba kernels names a ``warm_up_kernels()``
+function in its ``formulations``, ``heuristics`` and/or ``instances`` module (the
+registry collects them as ``Decision.warm_ups``); each runs every kernel of its layer
+once on tiny inputs of the types the methods use. ``chipsched.solve`` calls
+:func:`warm_up` for the decisions a run can reach before it starts the run's clock, so
+the first run of a method in a process reports the same time as the second. The first
+warm-up after an install compiles the kernels (about a minute; numba caches them next
+to the modules, so ``make demo`` fills the cache); later processes load them from the
+cache.
 
 Which decisions are warm is process state by nature — numba's compiled code lives in
 the process — and is kept here, in one set, nowhere else.

@@ -6,7 +6,8 @@ decision ``X`` then has
 * ``chipsched.problems.X.PROBLEM`` — the :class:`~chipsched.problem.Problem`;
 * ``chipsched.instances.X`` — ``load_instance(spec, hardware, **options)`` (library
   names, files of the decision's formats → ``PROBLEM.make_instance``) and
-  ``render(instance, result)`` (a rich renderable for ``chipsched solve``);
+  ``render(instance, result)`` (a rich renderable for ``chipsched solve``), and a
+  ``warm_up_kernels()`` where its readers have numba kernels;
 * ``chipsched.formulations.X`` and ``chipsched.heuristics.X`` — functions marked with
   :func:`chipsched.method.method`, and, where the layer has numba kernels, a
   ``warm_up_kernels()`` that compiles them (``chipsched.jit``).
@@ -133,6 +134,8 @@ def load_decision(name: str) -> Decision:
         found += [m for m in methods_of(mod) if m.decision == name]
         if callable(getattr(mod, "warm_up_kernels", None)):
             warm_ups.append(mod.warm_up_kernels)
+    if callable(getattr(inst, "warm_up_kernels", None)):  # the file readers' kernels
+        warm_ups.append(inst.warm_up_kernels)
     return Decision(problem, collect(found), inst.load_instance,
                     getattr(inst, "render", None), chains_for(name),
                     tuple(getattr(inst, "WARM_START_FROM", ())), tuple(warm_ups))

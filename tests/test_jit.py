@@ -96,3 +96,43 @@ def test_no_run_compiles_a_kernel_after_the_warm_up():
     assert out.returncode == 0, out.stderr[-2000:]
     added = json.loads(out.stdout.strip().splitlines()[-1])
     assert not added, added
+
+
+FILES_SCRIPT = textwrap.dedent("""
+    import json, sys, tempfile
+    from pathlib import Path
+    import numpy as np
+    import chipsched
+    from chipsched import jit
+    from chipsched.instances.chips import get_chip
+    from chipsched.heuristics.core_assignment.streaming import seed004_zip
+    from chipsched.instances.core_assignment import SeedZipReader, read_zip, write_zip
+    from chipsched.instances.core_assignment.ondisk import ZIP_STORE, write_layered_zip
+    from chipsched.problems.core_assignment import Solution, evaluate, make_instance
+    chipsched.warm_up(["core_assignment"])
+    before = {k: set(map(str, d.signatures)) for k, d in jit.dispatchers().items()}
+    with tempfile.TemporaryDirectory() as d:
+        hw = get_chip("neuro-4x4-k16")
+        zp = write_layered_zip(Path(d) / "l.zip", 4, 50, 5, max_weight=3, seed=3, batch=40)
+        for objective in ("traffic", "multicast"):
+            seed004_zip(zp, hw, *ZIP_STORE, objective=objective, seed=1)
+        g = read_zip(write_zip(Path(d) / "g.zip", read_zip(zp), batch=64))
+        with SeedZipReader(zp) as r:
+            r.read_rows(np.arange(r.n)[::-3])
+        inst = make_instance(g, hw, objective="multicast",
+                             spikes=np.arange(g.n) % 3)
+        evaluate(inst, Solution(np.arange(g.n) % inst.n_cores))
+    added = [f"{k}{s}" for k, d in jit.dispatchers().items()
+             for s in set(map(str, d.signatures)) - before.get(k, set())]
+    print(json.dumps(sorted(added)))
+""")
+
+
+def test_no_file_reader_or_on_disk_step_compiles_after_the_warm_up():
+    # files are read before a run's clock starts, but a first read in a fresh install
+    # would compile there (and the out-of-core pipeline is called from the API)
+    out = subprocess.run([sys.executable, "-c", FILES_SCRIPT], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    added = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not added, added

@@ -619,3 +619,62 @@ def warm_up_kernels() -> None:
             # the capacity repair runs only on an over-full partition (Scotch's, often)
             repair_capacity(inst.graph, np.zeros(inst.graph.n, np.int64), inst.capacity,
                             inst.n_cores)
+    g = graphs[0]
+    # spike counts make the multicast flows' kernel take its weighted path
+    inst = make_instance(g, chip, objective="multicast", spikes=np.ones(g.n, np.int64))
+    evaluate(inst, seed004(inst, SolveOptions(), Seed004Params()).solution)
+    # large graphs are renumbered breadth first before the multilevel steps
+    improved._bfs_order(g.indptr, g.indices)
+    # tabu's exact integer deltas, taken when a float64 product could round (QAPLIB's
+    # large flows and distances)
+    from .tabusearch import _all_deltas
+
+    n = 4
+    _all_deltas(np.ones((n, n), np.int64), np.ones((n, n), np.int64), np.arange(n))
+    _warm_up_streaming(g)
+
+
+class _RowStore:
+    """A graph store (the reader protocol of :mod:`.streaming`) over a graph in memory,
+    serving rows as the on-disk stores do (int64 arrays), so the warm-up runs the
+    out-of-core kernels with their real types without touching the disk."""
+
+    def __init__(self, graph: NeuronGraph):
+        self.graph, self.n, self.m, self.sizes = graph, graph.n, graph.m, graph.sizes
+
+    def __enter__(self) -> _RowStore:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def read_rows(self, vertices: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        g, verts = self.graph, np.asarray(vertices, dtype=np.int64)
+        sub = [np.arange(g.indptr[v], g.indptr[v + 1]) for v in verts]
+        at = np.concatenate([np.zeros(0, np.int64), *sub]).astype(np.int64)
+        ptr = np.zeros(verts.shape[0] + 1, np.int64)
+        ptr[1:] = np.cumsum([len(x) for x in sub])
+        return ptr, g.indices[at].astype(np.int64), g.weights[at].astype(np.int64)
+
+    def batches(self, size: int = 65536) -> Any:
+        for v0 in range(0, self.n, size):
+            yield (v0, *self.read_rows(np.arange(v0, min(self.n, v0 + size))))
+
+
+def _warm_up_streaming(graph: NeuronGraph) -> None:
+    """Seed 004's out-of-core steps (:mod:`.streaming`) once on a store in memory."""
+    from .streaming import (
+        contract_on_disk,
+        flows_on_disk,
+        heaviest_on_disk,
+        refine_on_disk,
+    )
+
+    store = _RowStore(graph)
+    heaviest_on_disk(store, 0)
+    part = np.arange(graph.n, dtype=np.int64) % 4
+    refine_on_disk(store, part, 4, graph.total_size, np.random.default_rng(0))
+    contract_on_disk(store, part, 4)
+    for multicast in (False, True):
+        flows_on_disk(store, part, 4, multicast=multicast)
+    fit_to_cores(store, part, 4, graph.total_size, 2)

@@ -237,3 +237,22 @@ def render(instance: Instance, result: Any, plot: str | os.PathLike[str] | None 
 #: the quick heuristics whose best mapping warm-starts the exact methods (CP-SAT, MILP,
 #: branch and bound) when no warm start is given (``SolveOptions.auto_warm_start``)
 WARM_START_FROM = ("seed004-plus", "seed004")
+
+
+def warm_up_kernels() -> None:
+    """Compile (or load from numba's cache) the kernels of this decision's readers and
+    writers, with the types files give them: a seed-004 zip written from a graph in
+    memory and from the layered generator, read back whole and row by row, and a
+    graph's checks (``NeuronGraph.validate``). Instance loading is not on a method's
+    clock, but a first run in a fresh install would compile them (``chipsched.jit``)."""
+    import tempfile
+
+    from chipsched.instances.core_assignment.ondisk import write_layered_zip
+
+    g = layered_random(3, 20, 4, seed=1, name="warm-up")
+    g.validate()
+    with tempfile.TemporaryDirectory(prefix="chipsched-warm-up-") as d:
+        read_zip(write_zip(Path(d) / "g.zip", g, batch=16))
+        with SeedZipReader(write_layered_zip(Path(d) / "l.zip", 3, 20, 4, batch=16)) as r:
+            r.load(check_symmetry=True)
+            r.read_rows(np.arange(r.n)[::-1])

@@ -638,9 +638,11 @@ class SeedZipWriter:
 
     def add_rows(self, indptr: Any, indices: Any, weights: Any) -> None:
         """Add the next ``len(indptr) - 1`` vertices (their neighbours and weights)."""
-        indptr = np.asarray(indptr, dtype=np.int64)
-        indices = np.asarray(indices, dtype=np.int64)
-        weights = np.asarray(weights, dtype=np.int64)
+        # contiguous: the kernel is compiled for one layout (a strided slice would compile
+        # a second signature on a first run)
+        indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(indices, dtype=np.int64)
+        weights = np.ascontiguousarray(weights, dtype=np.int64)
         nv = indptr.shape[0] - 1
         v0 = self._next
         if v0 + nv > self.n:
