@@ -5,7 +5,8 @@ A formulation is written once as a Pyomo ``ConcreteModel`` with one active objec
 model's variables and reads the objective, bound and status back.
 
 * ``highs`` — ``pyomo.contrib.solver``'s persistent HiGHS interface over ``highspy``
-  (pinned < 1.15: 1.15 and OR-Tools 9.15 clash in one process). Warm start: the
+  (pinned to 1.16: 1.15 and OR-Tools 9.15 clash in one process, earlier versions
+  return wrong optima — ``tests/test_solvers.py`` holds the cases). Warm start: the
   variables' current values are passed to HiGHS with ``setSolution``. ``threads`` is
   not passed (HiGHS's thread pool is fixed per process).
 * ``cbc`` — the CBC binary shipped inside the PuLP wheel, through Pyomo's CBC shell
@@ -98,8 +99,7 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, solver: str | N
 
     ``warm_start`` passes the variables' current values (set them from a heuristic's
     solution first) as the initial incumbent. ``solver_options`` are extra options for
-    the HiGHS backend (presolve is switched off by itself on highspy 1.14; see
-    :func:`highs_presolve_is_safe`).
+    the HiGHS backend.
     """
     name = (solver or options.milp_solver).lower()
     options.budget.checkpoint(f"handing the MILP to {name}")
@@ -138,19 +138,6 @@ def _finite(x: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def highs_presolve_is_safe() -> bool:
-    """False before highspy 1.15: MIP presolve can return a wrong "optimal" answer —
-    1.14.x (ERGO-Code/HiGHS#2957/#3043/#3094, fixed by #2961 in 1.15.0) and the 1.13.1
-    we pin, which reports 222.5 as the optimum of a 5-child tile allocation MILP whose
-    optimum is 222 (``tests/test_solvers.py``; presolve off and CBC give 222). 1.15
-    clashes with OR-Tools in one process, so :func:`solve_pyomo` runs HiGHS without
-    presolve."""
-    from importlib.metadata import version
-
-    major, minor = (int(x) for x in version("highspy").split(".")[:2])
-    return (major, minor) >= (1, 15)
-
-
 def _solve_highs(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bool,
                  extra: dict[str, Any] | None = None):
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
@@ -161,8 +148,6 @@ def _solve_highs(model: pyo.ConcreteModel, options: SolveOptions, warm_start: bo
         raise SolverError("HiGHS (highspy) is not available")
     solver_options: dict[str, Any] = {"random_seed": int(options.seed) % (2**31 - 1),
                                       "mip_rel_gap": float(options.mip_gap)}
-    if not highs_presolve_is_safe():
-        solver_options["presolve"] = "off"
     solver_options.update(extra or {})
     stats: dict[str, Any] = {}
     if warm_start:

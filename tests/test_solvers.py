@@ -27,16 +27,16 @@ from chipsched.solvers.selftest import (
 
 
 def test_versions_that_import_together():
-    """highspy < 1.15 and OR-Tools 9.x load in one process (1.15 clashes with 9.15)."""
+    """The pinned highspy (1.16) and OR-Tools 9.x load in one process — this module
+    imports both (1.15 did not load next to OR-Tools 9.15: clashing HiGHS symbols)."""
     major, minor = highspy.Highs().versionMajor(), highspy.Highs().versionMinor()
-    assert (major, minor) < (1, 15)
+    assert (major, minor) >= (1, 16)
     assert ortools.__version__.split(".")[0] == "9"
 
 
 def test_highs_presolve_regression():
     """min 2x + 3z s.t. x + z >= 4.5, z integer: the optimum is 9 (x = 4.5, z = 0).
-    HiGHS 1.14.0's presolve answers 15 and calls it optimal (ERGO-Code/HiGHS#3043);
-    the presolve guard must give 9."""
+    HiGHS 1.14.0's presolve answers 15 and calls it optimal (ERGO-Code/HiGHS#3043)."""
     M = pyo.ConcreteModel()
     M.x = pyo.Var(bounds=(0, 10))
     M.z = pyo.Var(bounds=(0, 10), domain=pyo.Integers)
@@ -47,13 +47,11 @@ def test_highs_presolve_regression():
         assert out.status is Status.OPTIMAL and out.objective == pytest.approx(9.0), backend
 
 
-def test_highs_presolve_regression_of_the_pinned_version():
+def test_highs_presolve_regression_of_an_earlier_pin():
     """The tile allocation MILP (5 children of NPT 145, 445, 445, 666, 448 on 13 tiles,
     minimize the largest NPT / tiles): the optimum is 222 (tiles 1, 3, 3, 3, 3). HiGHS
-    1.13.1 with presolve answers 222.5 and calls it optimal (found by hypothesis in
-    test_tile_groups_model); without presolve, as solve_pyomo runs it, and CBC give 222."""
-    from chipsched.solvers.milp import highs_presolve_is_safe
-
+    1.13.1 with presolve answered 222.5 and called it optimal (found by hypothesis in
+    test_tile_groups_model); CBC gives 222."""
     npt, tiles = [145.0, 445.0, 445.0, 666.0, 448.0], 13
     M = pyo.ConcreteModel()
     M.y = pyo.Var(range(5), range(1, tiles + 1), domain=pyo.Binary)
@@ -65,10 +63,33 @@ def test_highs_presolve_regression_of_the_pinned_version():
     M.max = pyo.Constraint(range(5), rule=lambda M, i: M.z >= sum(
         npt[i] / a * M.y[i, a] for a in range(1, tiles + 1)))
     M.obj = pyo.Objective(expr=M.z)
-    assert not highs_presolve_is_safe()
     for backend in ("highs", "cbc"):
         out = solve_pyomo(M, SolveOptions(), backend)
         assert out.status is Status.OPTIMAL and out.objective == pytest.approx(222.0), backend
+
+
+def test_highs_proves_the_true_optimum_of_a_real_valued_placement():
+    """Found by test_op_placement_methods' real-valued differential test: two ops, two
+    single-core processors, times 9 and 5 (×1.234567e-4 s) on either, the second op
+    paying energy on the first processor, objective makespan + 39824.7 · energy. The
+    optimum runs them in parallel (9 ticks); HiGHS 1.13.1 without presolve (as chipsched
+    ran it, against the fault of the test above) cut it off at its root and proved the
+    serial schedule (10 ticks) "optimal" — the fault of ERGO-Code/HiGHS#3273. With
+    presolve, 1.13.1 fails the test above; 1.16 passes both."""
+    from chipsched.api import solve
+    from chipsched.problems.op_placement import Instance
+
+    f, g = 1.234567e-4, 3.1e-9
+    inst = Instance(name="r", ops=("o0", "o1"), op_class=("task", "task"),
+                    time=np.array([[9.0, 5.0], [9.0, 5.0]]) * f,
+                    energy=np.array([[0.0, 0.0], [2.0, 0.0]]) * g,
+                    edges=np.zeros((0, 2), np.int64), edge_bytes=np.zeros(0),
+                    processors=("p0", "p1"), cores=(1, 1), latency=np.zeros((2, 2)),
+                    bandwidth=np.ones((2, 2)) / f, objective=f"weighted:1,{f / g:.6g}")
+    for backend in ("highs", "cbc"):
+        r = solve("op_placement", inst, "milp", milp_solver=backend, threads=1)
+        assert r.status is Status.OPTIMAL and r.objective == pytest.approx(9 * f), backend
+        assert r.bound <= 9 * f * (1 + 1e-9), backend
 
 
 @settings(max_examples=15)

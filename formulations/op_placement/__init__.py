@@ -49,8 +49,8 @@ used in order of first use. Times are scaled to ~10³ units to keep the solver's
 absolute tolerances harmless; with integral data (task graphs) the makespan is an
 integer variable, since every semi-active schedule then has integer times. (HiGHS
 1.14.0's MIP presolve returned wrong "optimal" answers on this model — our
-differential test found a one-op instance; ERGO-Code/HiGHS#2961 — so the project pins
-highspy 1.13.x and ``solve_pyomo`` switches presolve off on 1.14.)
+differential test found a one-op instance; ERGO-Code/HiGHS#2961 — and 1.13.1 without
+presolve a two-op one, ERGO-Code/HiGHS#3273: the project pins highspy 1.16.)
 
 **The horizon U and the big-Ms** (``big_m="incumbent"``, default). U caps the
 makespan: for the makespan objective it is the makespan of the best schedule at hand —
