@@ -46,3 +46,24 @@ def chain_workload(n: int, k: int = 8) -> Workload:
                          weight_elems=k * k * 9) for i in range(n))
     edges = tuple((i, i + 1, k * 16) for i in range(n - 1))
     return Workload("chain", layers, edges)
+
+
+#: Test files that take longest (``pytest --durations=0``, summed per file, 2026-11-28),
+#: longest first. ``make test`` hands whole files to two workers (``--dist loadfile``)
+#: in collection order; starting with these leaves short files for the end, so both
+#: workers finish together (by default pytest-xdist sends files with the most tests
+#: first, which left a 30-second file with three tests running alone at the end). A
+#: stale list costs only balance, never a test.
+LONGEST_FIRST = (
+    "test_op_placement_methods.py", "test_tile_groups_methods.py", "test_jit.py",
+    "test_library.py", "test_cli.py", "test_conformance.py", "test_core_assignment_exact.py",
+    "test_region_split_exact.py", "test_demo.py", "test_tile_groups_full_bound.py",
+    "test_region_split_ideals.py", "test_core_assignment_bounds.py", "test_bench.py",
+    "test_op_placement_seed003.py", "test_op_placement_windows.py", "test_bad_input.py",
+    "test_solvers.py", "test_core_assignment_scotch.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:  # noqa: ARG001
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable

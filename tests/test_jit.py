@@ -24,7 +24,7 @@ INSTANCES = [
      {"objective": "multicast"}),
     ("core_assignment", "stencil:nx=12,ny=12", "neuro-4x4-k12", {"objective": "cut"}),
     # a network's neuron graph, as the library's are built
-    ("core_assignment", "lenet5", "neuro-8x8", {"channels_per_vertex": 4}),
+    ("core_assignment", "lenet5", "neuro-8x8", {"channels_per_vertex": 8}),
     ("region_split", "tiny", "chiplet-2x2", {}),
     ("region_split", "tiny", "soc-npu-gpu-cpu", {}),
     ("tile_groups", "tiny-chain", "tiled-2x2", {"batch": 2}),

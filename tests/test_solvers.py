@@ -343,3 +343,27 @@ def test_a_large_seed_reaches_cp_sat():
     m.minimize(x)
     out, _ = solve_cpsat(m, SolveOptions(seed=3_000_000_000, threads=1))
     assert out.status is Status.OPTIMAL and out.objective == 0
+
+
+def test_highs_reports_the_solution_it_returns_after_a_warm_start():
+    """Found by test_op_placement_methods' differential test on highspy 1.16: with
+    presolve, HiGHS mapped the MIP start (HEFT's schedule, makespan 6) into its reduced
+    space, where it read as 5, and returned that start as "optimal at 5" — the face's
+    check (model value 5, evaluator 6) stopped the run. solve_pyomo now checks that the
+    reported objective is the returned solution's value and solves such a run again
+    without the start. The optimum is 5."""
+    from chipsched.api import solve
+    from chipsched.problems.op_placement import Instance
+
+    inst = Instance(name="h", ops=("o0", "o1", "o2", "o3"), op_class=("task",) * 4,
+                    time=np.array([[1.0, 2.0, 9.0], [6.0, 4.0, 4.0], [np.inf, 1.0, 1.0],
+                                   [6.0, 2.0, 6.0]]),
+                    edges=np.array([[0, 2], [1, 2]]), edge_bytes=np.zeros(2),
+                    processors=("p0", "p1", "p2"), cores=(1, 1, 1),
+                    latency=np.zeros((3, 3)), bandwidth=np.ones((3, 3)),
+                    energy=np.zeros((4, 3)), objective="makespan")
+    heft = solve("op_placement", inst, "heft")
+    assert heft.objective == 6.0  # the start is not optimal: the solver has to move
+    for backend in ("highs", "cbc"):
+        r = solve("op_placement", inst, "milp", milp_solver=backend, warm_start=heft.solution)
+        assert r.status is Status.OPTIMAL and r.objective == 5.0, backend
