@@ -367,3 +367,51 @@ def test_highs_reports_the_solution_it_returns_after_a_warm_start():
     for backend in ("highs", "cbc"):
         r = solve("op_placement", inst, "milp", milp_solver=backend, warm_start=heft.solution)
         assert r.status is Status.OPTIMAL and r.objective == 5.0, backend
+
+
+def _four_items() -> pyo.ConcreteModel:
+    M = pyo.ConcreteModel()
+    v, w = [6, 5, 4, 3], [4, 3, 2, 2]
+    M.x = pyo.Var(range(4), domain=pyo.Binary)
+    M.c = pyo.Constraint(expr=sum(w[i] * M.x[i] for i in range(4)) <= 6)
+    M.o = pyo.Objective(expr=sum(v[i] * M.x[i] for i in range(4)), sense=pyo.maximize)
+    for i in range(4):
+        M.x[i].value = 0
+    return M
+
+
+@pytest.mark.parametrize("second", ["none", "consistent"])
+def test_a_misreported_highs_answer_keeps_its_point_at_its_true_value(monkeypatch, second):
+    """The answer check of solve_pyomo, with the misreport simulated (HiGHS's first run
+    claims one more than its point is worth, as 1.16 did on a warm start): the point is
+    kept at its true value with no bound and no proof; a second run without the start
+    replaces it only when it reports its own point — here it finds nothing, or the
+    optimum (10: items 0 and 2, weight 6)."""
+    import chipsched.solvers.milp as milp
+
+    real, calls = milp._highs_once, []
+
+    def fake(model, options, warm_start, extra=None):
+        calls.append(warm_start)
+        out = real(model, options, warm_start, extra)
+        if len(calls) == 1:
+            return (Status.OPTIMAL, out[1] + 1.0, out[1] + 1.0, True, out[4])
+        if second == "none":
+            for v in model.component_data_objects(pyo.Var):
+                v.set_value(None)
+            return (Status.TIME_LIMIT, None, None, False, {})
+        return out
+
+    monkeypatch.setattr(milp, "_highs_once", fake)
+    M = _four_items()
+    out = solve_pyomo(M, SolveOptions(), "highs", warm_start=True)
+    assert calls == [True, False]
+    assert out.stats["solution_misreported"] == 11.0
+    if second == "none":  # the first run's point, at its own value
+        assert out.status is Status.FEASIBLE and out.bound is None
+        assert out.objective == pyo.value(M.o) == 10.0
+    else:
+        assert out.status is Status.OPTIMAL and out.objective == pyo.value(M.o) == 10.0
+    calls.clear()
+    out = solve_pyomo(_four_items(), SolveOptions(), "highs", warm_start=False)
+    assert calls == [False] and out.status is Status.FEASIBLE and out.bound is None
