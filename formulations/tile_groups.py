@@ -76,8 +76,14 @@ from chipsched.units import si_text
 MAX_COLUMNS = 100_000
 #: Integer resolution of latency and energy coefficients (units of max column / SCALE).
 SCALE = 10 ** 9
-#: HiGHS tolerances for the column MILP (x within 1e-10 of 0/1 moves a sum < 0.1 unit).
-HIGHS_TOLERANCES = {"mip_feasibility_tolerance": 1e-10, "primal_feasibility_tolerance": 1e-10}
+#: the column MILP's tolerances per backend (x within 1e-10 of 0/1 moves a sum < 0.1
+#: unit). CBC needs both as well: with its defaults (1e-6 integrality, 1e-7 primal) it
+#: proved a front point optimal that is 4 % worse than a feasible one, called its answer
+#: non-integer, or ended a 20-layer sweep after one point of 18
+MILP_TOLERANCES = {
+    "highs": {"mip_feasibility_tolerance": 1e-10, "primal_feasibility_tolerance": 1e-10},
+    "cbc": {"integerTolerance": 1e-10, "primalTolerance": 1e-10},
+}
 
 
 # ---------------------------------------------------------------------------------------
@@ -267,9 +273,9 @@ class _Milp(_Backend):
             for k in M.K:
                 M.x[k].value = 1.0 if k in self.hints else 0.0
         opts = self.options
-        # integer coefficients up to SCALE: HiGHS's default integrality tolerance (1e-6)
-        # would let the ε-constraint slip by up to 1e-6·SCALE units; tighten it
-        extra = HIGHS_TOLERANCES if opts.milp_solver == "highs" else None
+        # integer coefficients up to SCALE: a default integrality tolerance (1e-6) would
+        # let the ε-constraint slip by up to 1e-6·SCALE units; tighten it
+        extra = MILP_TOLERANCES.get(opts.milp_solver)
         out = solve_pyomo(M, opts, warm_start=bool(self.hints), solver_options=extra)
         sel = [k for k in M.K if (pyo.value(M.x[k]) or 0) > 0.5] if out.has_solution else None
         return out.status, sel, out.bound

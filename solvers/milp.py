@@ -100,7 +100,7 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, solver: str | N
 
     ``warm_start`` passes the variables' current values (set them from a heuristic's
     solution first) as the initial incumbent. ``solver_options`` are extra options for
-    the HiGHS backend.
+    the backend, in its own names (HiGHS's, CBC's command-line options).
     """
     name = (solver or options.milp_solver).lower()
     options.budget.checkpoint(f"handing the MILP to {name}")
@@ -111,7 +111,7 @@ def solve_pyomo(model: pyo.ConcreteModel, options: SolveOptions, solver: str | N
     if name == "highs":
         out = _solve_highs(model, options, warm_start, solver_options)
     else:
-        out = _solve_legacy(model, options, name, warm_start, minimize)
+        out = _solve_legacy(model, options, name, warm_start, minimize, solver_options)
     status, objective, bound, has_solution, stats = out
     if status is Status.OPTIMAL and objective is not None:
         # the backend stops at its gap tolerance; report its bound, not the objective
@@ -255,7 +255,7 @@ def _highs_set_solution(opt: Any) -> bool:
 
 
 def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, warm_start: bool,
-                  minimize: bool):
+                  minimize: bool, extra: dict[str, Any] | None = None):
     from pyomo.opt import SolverStatus, TerminationCondition
 
     given_s = options.solver_seconds()  # what the backend gets, fixed before it runs
@@ -275,6 +275,8 @@ def _solve_legacy(model: pyo.ConcreteModel, options: SolveOptions, name: str, wa
                    "scip": "limits/time"}.get(name)
             if key:
                 opt.options[key] = given_s
+    for key, value in (extra or {}).items():
+        opt.options[key] = value
     # --log: pyomo's legacy tee writes to stdout (which may carry --json or a table), so
     # the solver writes its log to a file that is copied to stderr afterwards
     kwargs: dict[str, Any] = {"load_solutions": False, "tee": False}
