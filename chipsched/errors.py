@@ -34,20 +34,30 @@ class InputError(ChipschedError, ValueError):
 class UnknownNameError(InputError, KeyError):
     """A name (network, chip, method, decision, …) that is not known; suggests the nearest."""
 
-    def __init__(self, what: str, name: str, known: Iterable[str]):
+    #: at most this many known names are spelled out; a longer list is counted, and
+    #: ``listing`` (a command) says where to see it (a 105-name line helps nobody)
+    LIST_MAX = 24
+
+    def __init__(self, what: str, name: str, known: Iterable[str], listing: str | None = None):
         known = sorted(set(known))
         near = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         if near:
             fix = "did you mean " + " or ".join(repr(n) for n in near) + "?"
+        elif not known:
+            fix = "none are registered"
+        elif len(known) <= self.LIST_MAX:
+            fix = "known: " + ", ".join(known)
         else:
-            fix = "known: " + ", ".join(known) if known else "none are registered"
+            fix = (f"{len(known)} are known ({', '.join(known[:self.LIST_MAX])}, …)"
+                   + (f"; `{listing}` lists them" if listing else ""))
         self.name = name
         self.known = known
         self.what = what
+        self.listing = listing
         super().__init__(what, f"unknown name {name!r}", fix)
 
     def __reduce__(self) -> tuple:
-        return (UnknownNameError, (self.what, self.name, self.known))
+        return (UnknownNameError, (self.what, self.name, self.known, self.listing))
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return self.args[0]

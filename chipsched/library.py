@@ -314,7 +314,7 @@ def entry(name: str | os.PathLike[str], root: Path | None = None) -> Entry:
                 return e
     known = {e.id: e for e in entries(root=root)}
     if str(name) not in known:
-        raise UnknownNameError("library instance", str(name), known)
+        raise UnknownNameError("library instance", str(name), known, "chipsched lib list")
     return known[str(name)]
 
 

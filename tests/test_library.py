@@ -316,3 +316,14 @@ def test_library_instances_run_everywhere_as_lib_ids(tmp_path):
         make_instance("op_placement", "lib:op-random-n8-s2", "soc-npu-gpu")
     with pytest.raises(InputError, match="is a op_placement instance"):
         make_instance("tile_groups", "lib:op-random-n8-s2")
+
+
+def test_an_unknown_id_names_the_listing_command_not_every_id():
+    # the library holds 105 ids: spelling them all out made a 3,000-character line
+    res = run("lib", "show", "nonexistent")
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and len(lines[0]) < 600, res.output
+    assert f"{len(ENTRIES)} are known" in lines[0] and "`chipsched lib list`" in lines[0]
+    near = run("lib", "show", "tg-resnet50-edge-b8")
+    assert "did you mean 'tg-resnet50-v1-edge-b8'" in near.output

@@ -78,7 +78,7 @@ def _canonical(name: str) -> str:
     key = name.strip().lower().replace("_", "-")
     key = ALIASES.get(key, key)
     if key not in NETWORKS:
-        raise UnknownNameError("network", name, [*NETWORKS, *ALIASES])
+        raise UnknownNameError("network", name, [*NETWORKS, *ALIASES], "chipsched list")
     return key
 
 
