@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from chipsched.budget import Budget
+from chipsched.budget import Budget, BudgetExhausted
 from chipsched.cost import divisors
 from chipsched.errors import InputError
 from chipsched.method import MethodOutput, method, param
@@ -45,7 +45,7 @@ from chipsched.problems.tile_groups import (
     replace_at,
 )
 from chipsched.problems.tile_groups.analyzer import Infeasible
-from chipsched.problems.tile_groups.segments import is_ls, pareto_dp, segment_node
+from chipsched.problems.tile_groups.segments import DPStopped, is_ls, pareto_dp, segment_node
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
 
@@ -65,7 +65,7 @@ OP_WEIGHTS = {"op1": 20, "op2": 40, "op3": 20, "op4": 20, "op5": 20, "op6": 20}
 #: a tree that rarely fits.
 EXTENDED_WEIGHTS = {**OP_WEIGHTS, "op7": 20, "op8": 20, "op9": 20}
 MOVES = ("extended", "document")
-STARTS = ("wrapped", "ls", "dp")
+STARTS = ("best", "wrapped", "ls", "dp")
 
 SPACES = ("full", "ls", "lp")
 
@@ -516,22 +516,50 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
     return best, best_v, stats
 
 
-def _start(instance: Instance, options: SolveOptions, start: str = "wrapped"
-           ) -> tuple[Node, float]:
+#: share of what is left of a limited budget that the 'best' start's DP trees may take
+#: (on PNASNet-5 Large cloud-12x12 b64 the LS and LP DPs take 16 s and 17 s)
+DP_START_SHARE = 0.5
+
+
+def _best_start(instance: Instance, budget: Budget, space: str = "full"
+                ) -> tuple[Node, float]:
+    """The better of the wrapped start and the DP trees of ``space`` (LS and LP for the
+    full space, else the one DP whose trees the restricted space holds), the DPs given
+    at most :data:`DP_START_SHARE` of what is left; a DP that the budget or its memory
+    cap stops is skipped."""
+    best = wrapped_start(instance)
+    step = budget.share(DP_START_SHARE)
+    for mode, max_segment in (("ls", 16), ("lp", 12)):
+        if space not in ("full", mode):
+            continue
+        try:
+            out = _dp_method(instance, mode, max_segment, 64, step)
+        except (BudgetExhausted, DPStopped, InputError):
+            continue
+        if out.objective < best[1]:
+            best = (out.solution.tree, out.objective)
+    return best
+
+
+def _start(instance: Instance, options: SolveOptions, start: str = "wrapped",
+           space: str = "full") -> tuple[Node, float]:
     """The SA's first tree: the warm start if given (checked by the face); else
-    ``start='wrapped'`` (:func:`wrapped_start`, the default), ``'ls'`` (SET's
-    layer-sequential start, :func:`initial_tree`) or ``'dp'`` (the better of the LS and
-    LP dynamic programs — SET's commented-out "SA-min" start)."""
+    ``start='best'`` (the better of the wrapped start and the LS/LP DP trees, the SA's
+    default), ``'wrapped'`` (:func:`wrapped_start`), ``'ls'`` (SET's layer-sequential
+    start, :func:`initial_tree`) or ``'dp'`` (the better of the LS and LP dynamic
+    programs — SET's commented-out "SA-min" start)."""
     if options.warm is not None:
         tree = options.warm_solution.tree
         return tree, instance.analyzer.objective(tree)
+    if start == "best":
+        return _best_start(instance, options.budget, space)
     if start == "wrapped":
         return wrapped_start(instance)
     if start == "ls":
         return initial_tree(instance)
     if start == "dp":
         outs = [_dp_method(instance, m, 16 if m == "ls" else 12, 64, options.budget)
-                for m in ("ls", "lp")]
+                for m in ("ls", "lp") if space in ("full", m)]
         best = min(outs, key=lambda o: o.objective)
         return best.solution.tree, best.objective
     raise InputError("start", f"unknown start {start!r}", f"use one of {', '.join(STARTS)}")
@@ -549,10 +577,12 @@ class SAParams:
                                 "restarts from the best tree", ge=0, le=1)
     space: str = param("full", "trees searched: 'full', or only LS ('ls') / LP ('lp') root "
                        "children (the authors' restricted searches)", choices=SPACES)
-    start: str = param("wrapped", "first tree: every layer alone at the largest batch that "
-                       "fits under a root T(1) ('wrapped', ours), SET's layer-sequential "
-                       "start ('ls'), or the better LS/LP DP tree ('dp'); a warm start "
-                       "overrides it", choices=STARTS)
+    start: str = param("best", "first tree: the better of 'wrapped' and 'dp' ('best', "
+                       "ours; the DPs get at most half of a time limit), every layer "
+                       "alone at the largest batch that fits under a root T(1) "
+                       "('wrapped', ours), SET's layer-sequential start ('ls'), or the "
+                       "better LS/LP DP tree ('dp'); a warm start overrides it",
+                       choices=STARTS)
     moves: str = param("extended", "operators: OP1–OP6 of the document plus OP7 merge / "
                        "OP8 split of adjacent cuts and OP9 T↔S flip ('extended', ours), or "
                        "OP1–OP6 only ('document')", choices=MOVES)
@@ -569,8 +599,9 @@ class SAParams:
         space="full tree space, NPT tile allocation", params=SAParams, warm_start=True)
 def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOutput:
     """SET's SA: ``tries`` anneals of ``iterations`` (default β × layers) rounds each, the
-    best tree kept. The first try starts from ``start`` (wrapped layers by default, SET's
-    LS start, or the better LS/LP DP tree; a warm start overrides it); with
+    best tree kept. The first try starts from ``start`` (by default the better of the
+    wrapped layers and the LS/LP DP trees; or either, or SET's LS start; a warm start
+    overrides it); with
     ``chain`` (default, ours) every later try starts from the best tree so far, a reheat
     that spends the same rounds as SET's independent tries (``chain=False``: each try
     from the same start — SET's ``main.cpp`` runs its 4 tries in parallel threads, we run
@@ -584,7 +615,7 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
     n = params.iterations if params.iterations is not None else \
         int(round(params.beta * len(instance.workload)))
     n = max(0, n)
-    start = _start(instance, options, params.start)
+    start = _start(instance, options, params.start, params.space)
     weights = EXTENDED_WEIGHTS if params.moves == "extended" else OP_WEIGHTS
     streams = np.random.SeedSequence(options.seed).spawn(params.tries)
     t_start = time.perf_counter()
