@@ -519,6 +519,8 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
 #: share of what is left of a limited budget that the 'best' start's DP trees may take
 #: (on PNASNet-5 Large cloud-12x12 b64 the LS and LP DPs take 16 s and 17 s)
 DP_START_SHARE = 0.5
+#: the DP trees a start may take: (mode, longest segment) — the ``ls``/``lp`` defaults
+DP_STARTS = (("ls", 16), ("lp", 12))
 
 
 def _best_start(instance: Instance, budget: Budget, space: str = "full"
@@ -529,7 +531,7 @@ def _best_start(instance: Instance, budget: Budget, space: str = "full"
     cap stops is skipped."""
     best = wrapped_start(instance)
     step = budget.share(DP_START_SHARE)
-    for mode, max_segment in (("ls", 16), ("lp", 12)):
+    for mode, max_segment in DP_STARTS:
         if space not in ("full", mode):
             continue
         try:
@@ -558,8 +560,8 @@ def _start(instance: Instance, options: SolveOptions, start: str = "wrapped",
     if start == "ls":
         return initial_tree(instance)
     if start == "dp":
-        outs = [_dp_method(instance, m, 16 if m == "ls" else 12, 64, options.budget)
-                for m in ("ls", "lp") if space in ("full", m)]
+        outs = [_dp_method(instance, m, cap, 64, options.budget)
+                for m, cap in DP_STARTS if space in ("full", m)]
         best = min(outs, key=lambda o: o.objective)
         return best.solution.tree, best.objective
     raise InputError("start", f"unknown start {start!r}", f"use one of {', '.join(STARTS)}")
