@@ -13,6 +13,11 @@ and the DNN bound (up to ``--dnn-max`` locations; its default 1,000 ADMM steps a
 
     python benchmarks/core_assignment_bounds.py --qaplib DIR
     python benchmarks/core_assignment_bounds.py --graphs lenet5-neurons --limit 60
+    python benchmarks/core_assignment_bounds.py --library ca-lenet5-c4 --limit 60 \
+        --iterations 150
+
+``--library IDS``: chipsched-lib rows, their stored best known (re-verified) against the
+``bound`` method run here (``--limit`` s, ``--iterations`` Donath–Hoffman steps).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import platform
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -82,8 +88,9 @@ def qaplib_rows(data: Path, rlt1_max: int, dnn_max: int) -> None:
 
 def graph_rows(specs: list[str], limit: float) -> None:
     print("| graph | vertices | synapses | mesh × capacity | best known (method) | ring | "
-          "cut (Donath–Hoffman) | best bound | best known / best bound | bound s |")
-    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+          "ring + cut | cut (Donath–Hoffman) | best bound | best known / best bound | "
+          "bound s |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for spec in specs:
         inst = make_instance("core_assignment", spec)
         found = []
@@ -94,13 +101,38 @@ def graph_rows(specs: list[str], limit: float) -> None:
             if r.objective is not None:
                 found.append((r.objective, how, r.wall_s))
         best, how, _ = min(found)
-        b = solve("core_assignment", inst, "bound", time_limit=limit)
-        st = b.metrics["solver"]
-        ring = st.get("bound_ring")
-        dh = st.get("bound_cut (Donath–Hoffman)")
-        print(f"| {spec} | {inst.n:,} | {inst.graph.m:,} | {inst.rows}×{inst.cols} × "
-              f"{inst.capacity} | {best:,.0f} ({how}) | {ring:,.0f} | {dh:,.0f} | "
-              f"{b.bound:,.0f} | {best / b.bound:.2f} | {b.wall_s:.1f} |", flush=True)
+        bound_row(spec, inst, best, how, limit)
+
+
+def bound_row(name: str, inst: Any, best: float, how: str, limit: float,
+              iterations: int | None = None) -> None:
+    kw = {} if iterations is None else {"iterations": iterations}
+    b = solve("core_assignment", inst, "bound", time_limit=limit, threads=1, **kw)
+    st = b.metrics["solver"]
+
+    def cell(key: str) -> str:
+        v = st.get(key)
+        return "—" if v is None else f"{v:,.0f}"
+
+    print(f"| {name} | {inst.n:,} | {inst.graph.m:,} | {inst.rows}×{inst.cols} × "
+          f"{inst.capacity} | {best:,.0f} ({how}) | {cell('bound_ring')} | "
+          f"{cell('bound_ring + cut')} | {cell('bound_cut (Donath–Hoffman)')} | "
+          f"{b.bound:,.0f} | {best / b.bound:.3f} | {b.wall_s:.1f} |", flush=True)
+
+
+def library_rows(ids: list[str], limit: float, iterations: int | None) -> None:
+    from chipsched import library
+
+    print("| library row | vertices | synapses | mesh × capacity | best known (how) | ring | "
+          "ring + cut | cut (Donath–Hoffman) | best bound | best known / best bound | "
+          "bound s |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for id_ in ids:
+        e = library.entry(id_)
+        inst = library.build_instance(e)
+        known = library.best_known(e)
+        best = library.verify(e, known.path).objective
+        bound_row(id_, inst, best, library.how_found(known.found_by), limit, iterations)
 
 
 def main() -> None:
@@ -109,11 +141,18 @@ def main() -> None:
     ap.add_argument("--graphs", default=None,
                     help=f"specs separated by ';' (default: {GRAPHS})")
     ap.add_argument("--limit", type=float, default=60.0, help="seconds per run")
+    ap.add_argument("--library", nargs="+", default=None, metavar="ID",
+                    help="chipsched-lib core_assignment rows: stored best known / bound")
+    ap.add_argument("--iterations", type=int, default=None,
+                    help="the bound's Donath–Hoffman steps (default: the method's)")
     ap.add_argument("--rlt1-max", type=int, default=RLT1_MAX)
     ap.add_argument("--dnn-max", type=int, default=DNN_MAX_CORES,
                     help="largest QAP (locations) whose DNN bound runs")
     a = ap.parse_args()
     print(f"machine: {platform.machine()}, python {platform.python_version()}\n")
+    if a.library:
+        library_rows(a.library, a.limit, a.iterations)
+        return
     if a.qaplib is not None:
         qaplib_rows(a.qaplib, a.rlt1_max, a.dnn_max)
         print()

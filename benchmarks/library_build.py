@@ -4,6 +4,8 @@ instance and keep the best solution found and the strongest full-space bound.
     python benchmarks/library_build.py --instances          # (re)write the instance files
     python benchmarks/library_build.py --solve --limit 10   # best knowns and bounds
     python benchmarks/library_build.py --solve --only tg-tiny-chain-2x2-b4 --limit 60
+    python benchmarks/library_build.py --solve --only ca-lenet5-c4 --methods bound \
+        --limit 500 --param iterations=100                  # method parameters
     python benchmarks/library_build.py --polish --seeds 2 --limit 60   # tile_groups SA
     python benchmarks/library_build.py --write-docs         # the table in docs/library.md
 
@@ -164,9 +166,20 @@ def keep_if_better(e: Any, r: Any, params: dict, seed: int | None, limit: float
     return v.objective
 
 
+def _taken(params: dict[str, Any] | None, r: Any) -> dict[str, Any]:
+    """The ``--param`` values that result ``r``'s method takes (recorded with it)."""
+    from chipsched.api import method_param_specs
+
+    if not params:
+        return {}
+    specs = {p.name: p for p in method_param_specs(r.decision, r.method)}
+    return {k: specs[k].check(v, f"{r.decision}/{r.method}") for k, v in params.items()
+            if k in specs}
+
+
 def solve_all(only: set[str] | None, limit: float, threads: int | None,
-              methods: list[str] | None = None, seeds: int = 1, first_seed: int = 0
-              ) -> None:
+              methods: list[str] | None = None, seeds: int = 1, first_seed: int = 0,
+              params: dict[str, Any] | None = None) -> None:
     from chipsched import library
     from chipsched.api import compare
     from chipsched.result import Status
@@ -179,18 +192,19 @@ def solve_all(only: set[str] | None, limit: float, threads: int | None,
         t = time.perf_counter()
         res = compare(e.decision, inst, methods or METHODS[e.decision],
                       seeds=range(first_seed, first_seed + seeds),
-                      options=SolveOptions(time_limit=limit, seed=0, threads=threads))
+                      options=SolveOptions(time_limit=limit, seed=0, threads=threads),
+                      **(params or {}))
         found = [r for r in res if r.objective is not None and r.solution is not None]
         msg = []
         if found:
             r = min(found, key=lambda r: r.objective)
-            v = keep_if_better(e, r, {}, r.seed, limit)
+            v = keep_if_better(e, r, _taken(params, r), r.seed, limit)
             if v is not None:
                 msg.append(f"best known {v:.6g} ({r.method})")
         # full-space bounds: the results' own, and the one a restricted-space method
         # reports for the whole space (region_split's DP over the item order)
         cands = [(r.bound, r, "optimal" if r.status is Status.OPTIMAL else r.status.value,
-                  {}) for r in res if r.bound is not None and not r.space]
+                  _taken(params, r)) for r in res if r.bound is not None and not r.space]
         cands += [(float(r.metrics["solver"]["full_space_bound"]), r, "bound_only",
                    {"reported_as": "full_space_bound"})
                   for r in res if isinstance(r.metrics.get("solver"), dict)
@@ -259,12 +273,22 @@ def main() -> None:
                     help="with --solve: seeds first..first+N-1 instead of 0..N-1")
     ap.add_argument("--methods", nargs="*", default=None,
                     help="methods to run instead of the decision's list (e.g. bound)")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="with --solve: a method parameter, to the methods that take it "
+                    "(as `chipsched compare -p`); recorded with what it finds")
     args = ap.parse_args()
+    params = {}
+    for kv in args.param:
+        name, sep, value = kv.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--param {kv!r}: give NAME=VALUE, e.g. --param iterations=100")
+        params[name] = value
     only = set(args.only) if args.only else None
     if args.instances:
         write_instances(only)
     if args.solve:
-        solve_all(only, args.limit, args.threads, args.methods, args.seeds, args.first_seed)
+        solve_all(only, args.limit, args.threads, args.methods, args.seeds, args.first_seed,
+                  params)
     if args.polish:
         polish(only, args.limit, args.seeds)
     if args.write_docs:

@@ -7,7 +7,8 @@ Joint problem (partition + placement on the mesh), valid for every mapping:
   synapses, packed on their own around it;
 * :func:`cut_bound` — the Donath–Hoffman eigenvalue bound on the capacity-constrained
   k-way cut, with its diagonal optimised by supergradient ascent; every cut synapse
-  travels at least one hop.
+  travels at least one hop;
+* :func:`ring_cut_bound` — the two on disjoint sets of synapses, summed.
 
 Placement of a fixed quotient (a QAP on the mesh), valid for that partition only:
 
@@ -37,7 +38,8 @@ from chipsched.budget import Budget
 from chipsched.neurongraph.graph import NeuronGraph
 
 __all__ = ["BoundReport", "cut_bound", "dnn_bound", "mesh_ball_counts", "projection_bound",
-           "qap_bounds", "ring_bound", "rlt1_bound", "rlt1_size"]
+           "qap_bounds", "ring_bound", "ring_cut_bound", "rlt1_bound", "rlt1_size",
+           "size_parts"]
 
 #: a computed float bound is lowered by this relative margin before an integer objective
 #: rounds it up: the sums run in floating point
@@ -55,6 +57,11 @@ RLT1_SECONDS = 120.0
 #: largest mesh (cores) whose DNN bound is computed by default: each ADMM iteration
 #: diagonalises a ((N − 1)² + 1)-square matrix (N = 20: ~25 ms, N = 30: ~0.2 s here)
 DNN_MAX_CORES = 30
+#: Donath–Hoffman steps in a row without a gain before the Polyak target comes closer (a
+#: subgradient ascent does not gain on every step; coming closer after each miss made
+#: the steps too short: ca-lenet5-c4's ring + cut in 60 steps 128,319 with 1, 131,455
+#: with 3, 5 or 10)
+DH_PATIENCE = 3
 #: supergradient steps on the ring bound's split (vgg-cifar-neurons: +11 % in 40, ~18 s)
 RING_STEPS = 40
 #: ADMM iterations of the DNN bound when no budget stops it first (nug20: ~25 s here)
@@ -297,8 +304,17 @@ def _dh_value(lam: np.ndarray, m: np.ndarray) -> float:
     return 0.5 * (float(head @ lam[:k - 1]) + rest * float(lam[k - 1]))
 
 
+def size_parts(graph: NeuronGraph, capacity: int) -> np.ndarray:
+    """The part sizes, in units of vertex size (descending), that majorize those of
+    every feasible partition: (capacity, capacity, …, rest), summing to the graph's
+    total size."""
+    total = float(graph.sizes.sum())
+    q, r = divmod(total, float(capacity))
+    return np.array([float(capacity)] * int(q) + ([r] if r > 0 else []), dtype=np.float64)
+
+
 def cut_bound(graph: NeuronGraph, capacity: int,
-              budget: Budget | None = None, iterations: int = 60
+              budget: Budget | None = None, iterations: int = 60, parts: str = "auto"
               ) -> tuple[float, dict[str, Any]]:
     """The Donath–Hoffman lower bound on the weight of the synapses cut by any partition
     of ``graph`` into parts that each fit a core (Donath and Hoffman,
@@ -308,13 +324,30 @@ def cut_bound(graph: NeuronGraph, capacity: int,
     cut = ½ Σ_i m_i y_iᵀ(L + U)y_i with y_i the normalised indicator of part i
     (orthonormal), hence cut ≥ ½ Σ_i m_i λ_i(L + U) (λ ascending); the counts that
     majorize every feasible partition (:func:`part_sizes`) give the least such value.
+
+    Vertices of different sizes (several channels per vertex, contracted graphs) take the
+    size-weighted form: with S = diag(sizes), z_i = S^½ 1_{part i} are orthogonal with
+    ‖z_i‖² = the part's size M_i ≤ capacity, so cut ≥ ½ Σ_i M_i λ_i(S^-½ (L + U) S^-½),
+    and the sizes (capacity, capacity, …, rest) of :func:`size_parts` majorize every
+    partition's (Abel summation: for ascending λ, a majorizing vector gives the least
+    sum). Counting vertices instead would allow as many vertices per core as the
+    smallest sizes fit (on lenet5 with 4 channels per vertex: 256 input neurons where 64
+    convolution vertices fill a core).
+
+    ``parts``: 'auto' (by size when the sizes differ, else by count — the same bound),
+    'size' or 'count'.
+
     U is improved by projected supergradient ascent (the function is concave in U) until
     ``iterations`` or the budget; every iterate's value is a bound, the best is kept.
     Dense eigenvalues up to :data:`DENSE_MAX` vertices, ARPACK above (each eigenvalue
-    lowered by its residual norm)."""
+    lowered by its residual norm); every eigenvalue is lowered by 4·n·ε·‖M‖∞ too."""
+    if parts not in ("auto", "size", "count"):
+        raise ValueError(f"parts must be 'auto', 'size' or 'count', not {parts!r}")
     t0 = time.perf_counter()
     n = graph.n
-    m = part_sizes(graph, capacity)
+    sizes = graph.sizes.astype(np.float64)
+    weighted = parts == "size" or (parts == "auto" and n > 0 and sizes.min() != sizes.max())
+    m = size_parts(graph, capacity) if weighted else part_sizes(graph, capacity)
     if n <= 1 or graph.m == 0 or m.shape[0] <= 1:
         return 0.0, {"iterations": 0}
     A = sp.csr_matrix((graph.weights.astype(np.float64), graph.indices, graph.indptr),
@@ -323,9 +356,17 @@ def cut_bound(graph: NeuronGraph, capacity: int,
     dense = n <= DENSE_MAX
     k = min(m.shape[0], n - 1 if not dense else n, MAX_EIGS)
     k = max(k, 2)
-    Ad = A.toarray() if dense else None
-    u = deg.mean() - deg  # a constant diagonal: a good start (Donath and Hoffman)
-    best, it, v0 = -math.inf, 0, None
+    # S^-½ on both sides (ones when every vertex has one size: plain Donath–Hoffman)
+    sc = 1.0 / np.sqrt(sizes) if weighted else np.ones(n)
+    Ad = (A.toarray() * np.outer(sc, sc)) if dense else None
+    As = None if dense else (sp.diags(sc) @ A @ sp.diags(sc)).tocsr()
+    # a start that makes S^-½ (D + U) S^-½ a constant diagonal (Donath and Hoffman's
+    # start when the sizes are equal); Σ u = 0
+    u = sizes * (deg.sum() / sizes.sum()) - deg
+    # ARPACK's first start vector is random unless given: a fixed one makes the bound
+    # the same on every run
+    v0 = None if dense else np.random.default_rng(0).standard_normal(n)
+    best, it, stall = -math.inf, 0, 0
     target_gap = 0.05
     longest = 0.0
     while it < iterations:
@@ -336,22 +377,30 @@ def cut_bound(graph: NeuronGraph, capacity: int,
             if budget.exhausted() or (left is not None and left < 1.2 * longest):
                 break
         t_it = time.perf_counter()
-        diag = deg + u
+        diag = (deg + u) * sc * sc
         if dense:
             M = -Ad.copy()
             M[np.diag_indices(n)] += diag
         else:
-            M = (sp.diags(diag) - A).tocsc()
+            M = (sp.diags(diag) - As).tocsc()
         lam, X = _smallest_eigs(M, k, dense, v0)
-        f = _dh_value(lam, m)
+        # the computed eigenvalues are exact for a matrix within a few n·ε·‖M‖ of M
+        # (backward stability); the ascent can drive u far out, where that error would
+        # lift the bound above the optimum (seen: 2 + 1.8e-7 on a 3-vertex path)
+        norm = float(abs(M).sum(axis=1).max())
+        f = _dh_value(lam - 4.0 * n * np.finfo(float).eps * norm, m)
         it += 1
         if f > best:
-            best = f
+            best, stall = f, 0
         else:
-            target_gap *= 0.7
-        # supergradient: ½ Σ m_i x_i², the parts sharing the last eigenvalue on it
+            stall += 1
+            if stall >= DH_PATIENCE:
+                target_gap *= 0.7
+                stall = 0
+        # supergradient in u: ½ Σ m_i x_i² / size, the parts sharing the last eigenvalue
+        # on it
         mm = np.concatenate([m[:k - 1], [m[k - 1:].sum()]])
-        g = 0.5 * (X ** 2 * mm[None, :]).sum(axis=1)
+        g = 0.5 * (X ** 2 * mm[None, :]).sum(axis=1) * sc * sc
         g -= g.mean()
         gg = float(g @ g)
         if gg <= 1e-18:
@@ -363,7 +412,56 @@ def cut_bound(graph: NeuronGraph, capacity: int,
         longest = max(longest, time.perf_counter() - t_it)
     return max(best, 0.0), {"iterations": it, "eigenvalues": k,
                             "solver": "dense" if dense else "arpack",
+                            "parts": "by size" if weighted else "by vertex count",
                             "seconds": round(time.perf_counter() - t0, 3)}
+
+
+#: the ring + cut bound gives the ring the stars that pay at least this share of the most
+#: hops per unit of weight any star pays (lenet5-neurons: the c5 neurons' stars pay 0.47
+#: hop per synapse, the pooled s2 neurons' at most 0.37)
+RING_STAR_SHARE = 0.8
+
+
+def ring_cut_bound(graph: NeuronGraph, rows: int, cols: int, capacity: int,
+                   cut_only: bool = False, budget: Budget | None = None,
+                   iterations: int = 60) -> tuple[float, dict[str, Any]]:
+    """The ring-capacity bound on some synapses plus the Donath–Hoffman cut bound on the
+    others [ours]: for any split of the synapses into sets R and E∖R, every mapping's
+    traffic is Σ_R w·hops + Σ_(E∖R) w·hops ≥ :func:`ring_bound` of the graph with R's
+    synapses only + :func:`cut_bound` of the graph with the others (the partition
+    restricted to them is still feasible; a cut synapse travels ≥ 1 hop). R: the
+    synapses owned (each to its end of larger weighted degree) by the stars whose
+    packing pays the most hops per unit of weight (at least :data:`RING_STAR_SHARE` of
+    the most any star pays) — where a star overflows its core, the ring counts its
+    synapses at their real distance, while the cut bound, spread thin, would count them
+    at less. Returns (bound, details); (0, …) when no star overflows."""
+    n = graph.n
+    if n == 0 or graph.m == 0:
+        return 0.0, {"ring_synapses": 0}
+    sizes = graph.sizes.astype(np.float64)
+    w = graph.weights.astype(np.float64)
+    src = np.repeat(np.arange(n), np.diff(graph.indptr))
+    dst = graph.indices.astype(np.int64)
+    ring_cap = (mesh_ball_counts(rows, cols) * capacity).astype(np.float64)
+    wdeg = np.bincount(src, weights=w, minlength=n)
+    own = ((wdeg[src] > wdeg[dst]) | ((wdeg[src] == wdeg[dst]) & (src < dst)))
+    hops = np.zeros_like(w)
+    _star_hops(graph.indptr, graph.indices, w, sizes, own.astype(np.float64), ring_cap,
+               float(rows * cols * capacity), cut_only, hops)
+    paid = np.bincount(src, weights=w * own * hops, minlength=n)
+    owned = np.bincount(src, weights=w * own, minlength=n)
+    rate = np.divide(paid, owned, out=np.zeros(n), where=owned > 0)
+    if rate.max() <= 0:
+        return 0.0, {"ring_synapses": 0}
+    star = rate >= RING_STAR_SHARE * rate.max()
+    in_r = (own & star[src])[src < dst] | (~own & star[dst])[src < dst]
+    us, vs, ws = src[src < dst], dst[src < dst], graph.weights[src < dst]
+    g_ring = NeuronGraph.from_edges(graph.sizes, us[in_r], vs[in_r], ws[in_r])
+    g_cut = NeuronGraph.from_edges(graph.sizes, us[~in_r], vs[~in_r], ws[~in_r])
+    ring, _ = ring_bound(g_ring, rows, cols, capacity, cut_only)
+    cut, info = cut_bound(g_cut, capacity, budget, iterations)
+    return ring + cut, {"ring": ring, "cut": cut, "ring_synapses": int(in_r.sum()),
+                        "ring_stars": int(star.sum()), "cut_iterations": info["iterations"]}
 
 
 # ---------------------------------------------------------------------------------------
