@@ -157,6 +157,14 @@ def _star_hops(indptr, indices, weights, sizes, share, ring_cap, total_cap, cut_
     return total
 
 
+def _heavier_end(src: np.ndarray, dst: np.ndarray, weights: np.ndarray, n: int
+                 ) -> np.ndarray:
+    """Per CSR slot (src → dst): whether src owns the synapse — the end of larger
+    weighted degree, the lower index on ties (each synapse has exactly one owner)."""
+    wdeg = np.bincount(src, weights=weights, minlength=n)
+    return (wdeg[src] > wdeg[dst]) | ((wdeg[src] == wdeg[dst]) & (src < dst))
+
+
 def ring_bound(graph: NeuronGraph, rows: int, cols: int, capacity: int,
                cut_only: bool = False, ascent: int = 0, budget: Budget | None = None
                ) -> tuple[float, str]:
@@ -185,8 +193,7 @@ def ring_bound(graph: NeuronGraph, rows: int, cols: int, capacity: int,
     src = np.repeat(np.arange(n), np.diff(graph.indptr))
     dst = graph.indices.astype(np.int64)
     half = np.full(graph.indices.shape[0], 0.5)
-    wdeg = np.bincount(src, weights=graph.weights, minlength=n)
-    own = (wdeg[src] > wdeg[dst]) | ((wdeg[src] == wdeg[dst]) & (src < dst))
+    own = _heavier_end(src, dst, graph.weights, n)
     w = graph.weights.astype(np.float64)
     best, how, best_share = -1.0, "", half
     hops = np.zeros_like(half)
@@ -443,8 +450,7 @@ def ring_cut_bound(graph: NeuronGraph, rows: int, cols: int, capacity: int,
     src = np.repeat(np.arange(n), np.diff(graph.indptr))
     dst = graph.indices.astype(np.int64)
     ring_cap = (mesh_ball_counts(rows, cols) * capacity).astype(np.float64)
-    wdeg = np.bincount(src, weights=w, minlength=n)
-    own = ((wdeg[src] > wdeg[dst]) | ((wdeg[src] == wdeg[dst]) & (src < dst)))
+    own = _heavier_end(src, dst, w, n)
     hops = np.zeros_like(w)
     _star_hops(graph.indptr, graph.indices, w, sizes, own.astype(np.float64), ring_cap,
                float(rows * cols * capacity), cut_only, hops)
