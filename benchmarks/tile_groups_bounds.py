@@ -75,10 +75,12 @@ def sa_seeds_from(path: Path) -> dict[str, list[float]]:
     text = path.read_text()
     start = text.index(SA_SEEDS_TABLE)
     out: dict[str, list[float]] = {}
+    rows = False
     for line in text[start:].splitlines()[1:]:
-        if line.startswith("#"):
-            break
+        if line.startswith("#") or (rows and not line.startswith("|")):
+            break  # the table ends at its first line that is not a row
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows = rows or line.startswith("|")
         if len(cells) >= 2 and cells[0].startswith("tg-"):
             out[cells[0]] = [float(v) for v in cells[1].split(",")]
     return out

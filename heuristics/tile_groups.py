@@ -590,8 +590,10 @@ class SAParams:
                        "OP1–OP6 only ('document')", choices=MOVES)
     tries: int = param(4, "anneals of β × layers rounds each, the best kept (SET's "
                        "experiment runs 4 tries per search)", ge=1)
-    chain: bool = param(True, "each try starts from the best tree so far (a reheat; ours) "
-                        "instead of the same start (SET's independent tries)")
+    independent: int = param(1, "the first N tries start from the same first tree (SET's "
+                             "independent tries); every later try starts from the best "
+                             "tree so far (a reheat; ours). 1 (default): every try after "
+                             "the first chained; ≥ tries: SET's setup", ge=1)
 
 
 @method("tile_groups", "sa", "heuristic",
@@ -603,11 +605,11 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
     """SET's SA: ``tries`` anneals of ``iterations`` (default β × layers) rounds each, the
     best tree kept. The first try starts from ``start`` (by default the better of the
     wrapped layers and the LS/LP DP trees; or either, or SET's LS start; a warm start
-    overrides it); with
-    ``chain`` (default, ours) every later try starts from the best tree so far, a reheat
-    that spends the same rounds as SET's independent tries (``chain=False``: each try
-    from the same start — SET's ``main.cpp`` runs its 4 tries in parallel threads, we run
-    them one after another). ``space`` 'full' (default), or 'ls'/'lp' to search only
+    overrides it). The first ``independent`` tries (default 1) start from it, as SET's
+    tries do (``main.cpp`` runs its 4 in parallel threads, we run them one after
+    another); every later try starts from the best tree so far, a reheat (ours) — the
+    same rounds as SET's tries, arranged as a chain (``independent ≥ tries``: SET's
+    setup). ``space`` 'full' (default), or 'ls'/'lp' to search only
     trees whose root children are T cuts / S cuts of leaves (the authors' LS-only and
     LP-only searches).
     Never returns a tree worse than its start.
@@ -635,7 +637,7 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
             def progress(done: float, total: float | None, note: str, _i: int = i) -> None:
                 options.progress(_i * n + done, params.tries * n, note)  # type: ignore[misc]
         rng = random.Random(int(stream.generate_state(1)[0]))
-        first = best if params.chain and best is not None else start
+        first = best if i >= params.independent and best is not None else start
         tree, v, st = anneal(instance, rng, start=first, iterations=n, t0=params.t0,
                              alpha=params.alpha, restart_frac=params.restart_frac,
                              weights=weights, space=params.space, progress=progress,

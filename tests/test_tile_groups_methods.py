@@ -493,19 +493,26 @@ def test_sa_chains_tries_from_the_best_tree_or_runs_them_independently():
         assert r["start_objective"] == min([start, *(q["objective"] for q in runs[:i])])
         assert r["objective"] <= r["start_objective"]
     assert chained.objective == runs[-1]["objective"]
-    independent = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, chain=False)
+    independent = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=3)
     assert {r["start_objective"] for r in independent.stats["tries"]} == {start}
+    # two independent tries, then a reheat from the better of them
+    hybrid = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=2)
+    h = hybrid.stats["tries"]
+    assert [r["objective"] for r in h[:2]] == \
+        [r["objective"] for r in independent.stats["tries"][:2]]
+    assert h[0]["start_objective"] == h[1]["start_objective"] == start
+    assert h[2]["start_objective"] == min(start, h[0]["objective"], h[1]["objective"])
 
 
 def test_sa_keeps_the_best_of_independent_tries():
     inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
-    out = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, chain=False)
+    out = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=3)
     runs = out.stats["tries"]
     assert len(runs) == 3 and out.stats["iterations"] == sum(r["iterations"] for r in runs)
     assert out.objective == min(r["objective"] for r in runs)
     assert runs[out.stats["best_try"]]["objective"] == out.objective
     # one try alone is the first of them (the same stream)
-    one = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=1, chain=False)
+    one = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=1, independent=1)
     assert one.objective == runs[0]["objective"]
     assert one.objective >= out.objective
 
