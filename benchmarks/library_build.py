@@ -7,6 +7,10 @@ instance and keep the best solution found and the strongest full-space bound.
     python benchmarks/library_build.py --solve --only ca-lenet5-c4 --methods bound \
         --limit 500 --param iterations=100                  # method parameters
     python benchmarks/library_build.py --polish --seeds 2 --limit 60   # tile_groups SA
+    python benchmarks/library_build.py --polish --only ca-resnet-cifar-neurons \
+        --rounds 40 --tabu-iterations 0                     # core_assignment moves
+    python benchmarks/library_build.py --polish --only ca-resnet-cifar-neurons \
+        --start kahip --param placement=tabu --rounds 12 --tabu-iterations 20000000
     python benchmarks/library_build.py --write-docs         # the table in docs/library.md
 
 ``--solve`` runs ``chipsched.compare`` with the decision's methods below and a time limit
@@ -166,15 +170,19 @@ def keep_if_better(e: Any, r: Any, params: dict, seed: int | None, limit: float
     return v.objective
 
 
-def _taken(params: dict[str, Any] | None, r: Any) -> dict[str, Any]:
-    """The ``--param`` values that result ``r``'s method takes (recorded with it)."""
+def _taken_by(decision: str, method: str, params: dict[str, Any] | None
+              ) -> dict[str, Any]:
+    """The ``--param`` values that ``method`` takes, coerced to their declared types."""
     from chipsched.api import method_param_specs
 
-    if not params:
-        return {}
-    specs = {p.name: p for p in method_param_specs(r.decision, r.method)}
-    return {k: specs[k].check(v, f"{r.decision}/{r.method}") for k, v in params.items()
+    specs = {p.name: p for p in method_param_specs(decision, method)}
+    return {k: specs[k].check(v, f"{decision}/{method}") for k, v in (params or {}).items()
             if k in specs}
+
+
+def _taken(params: dict[str, Any] | None, r: Any) -> dict[str, Any]:
+    """The ``--param`` values that result ``r``'s method takes (recorded with it)."""
+    return _taken_by(r.decision, r.method, params)
 
 
 def solve_all(only: set[str] | None, limit: float, threads: int | None,
@@ -255,13 +263,96 @@ def polish(only: set[str] | None, limit: float, seeds: int) -> None:
               f"({time.perf_counter() - t:.0f} s)", file=sys.stderr, flush=True)
 
 
+def polish_core_assignment(only: set[str] | None, rounds: int, tabu_iterations: int,
+                           first_seed: int = 0, patience: int = 3,
+                           start_method: str | None = None,
+                           params: dict[str, Any] | None = None) -> None:
+    """Issue 27's polish of the core_assignment best knowns (traffic and energy rows):
+    from the stored mapping, rounds of a sparse tabu search on its cores' placement
+    (``tabu_iterations``, started from the mapping's own placement; 0: none) and then
+    neuron moves and swaps on the mesh (:func:`refine_on_mesh`, 16 passes at most), seed
+    ``first_seed + round``, until ``rounds`` or ``patience`` rounds in a row without a
+    gain; a strictly better mapping replaces the file, which records the polish and
+    what it started from. ``start_method``: start from that method's mapping instead
+    (run here, seed 0, with the ``params`` it takes — e.g. ``kahip`` with
+    ``placement=tabu``: another partition's basin). Rerunning polishes further."""
+    import numpy as np
+
+    from chipsched import library
+    from chipsched.heuristics.core_assignment.meshrefine import refine_on_mesh
+    from chipsched.heuristics.core_assignment.tabusearch import place_tabu
+
+    for e in library.entries("core_assignment"):
+        if only and e.id not in only:
+            continue
+        inst = library.build_instance(e)
+        bk = library.best_known(e)
+        if bk is None or inst.objective.name not in ("traffic", "energy") or inst.multicast:
+            continue
+        t = time.perf_counter()
+        if start_method is None:
+            start, origin = dict(bk.solution), library.how_found(bk.found_by)
+        else:
+            from chipsched.api import solve
+
+            r0 = solve("core_assignment", inst, start_method, seed=0, threads=1,
+                       **_taken_by("core_assignment", start_method, params))
+            start = r0.solution.to_dict()
+            origin = library.how_found({"method": start_method, "params": _taken_by(
+                "core_assignment", start_method, params)}) + ", seed 0"
+        core = np.asarray(start["core"], dtype=np.int64)
+        best, misses, done = library.verify(e, start).objective, 0, 0
+        for r in range(rounds):
+            seed = first_seed + r
+            cand = core
+            if tabu_iterations > 0:
+                used, group = np.unique(core, return_inverse=True)
+                q = inst.quotient(group.astype(np.int64), int(used.shape[0]))
+                gc, _ = place_tabu(q, inst.rows, inst.cols, used.astype(np.int64), seed,
+                                   tabu_iterations, None, variant="sparse")
+                cand = gc[group]
+            cand, _ = refine_on_mesh(inst.graph, cand, inst.rows, inst.cols, inst.capacity,
+                                     seed, max_passes=16)
+            v = library.verify(e, {"core": cand.tolist()}).objective
+            done = r + 1
+            if v < best:
+                core, best, misses = cand, v, 0
+            else:
+                misses += 1
+                if misses >= patience:
+                    break
+        if best < bk.objective * (1 - 1e-12):
+            v = library.verify(e, {"core": core.tolist()})
+            library.write_best_known(e, v.objective, v.components, {"core": core.tolist()}, {
+                "method": "polish", "params": {"of": origin,
+                                               "rounds": done,
+                                               "tabu_iterations": tabu_iterations,
+                                               "first_seed": first_seed},
+                "seed": first_seed, "time_limit": None,
+                "wall_s": round(time.perf_counter() - t, 3)})
+            msg = f"{bk.objective:.8g} -> {best:.8g}"
+        else:
+            msg = "no improvement"
+        print(f"{e.id}: {msg} ({done} rounds, {time.perf_counter() - t:.0f} s)",
+              file=sys.stderr, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instances", action="store_true", help="(re)write the instance files")
     ap.add_argument("--solve", action="store_true", help="run the methods, keep the best")
     ap.add_argument("--polish", action="store_true",
                     help="tile_groups: SA from the best known (--seeds seeds) and from the "
-                    "DP tree, --limit s each; keep what is better")
+                    "DP tree, --limit s each; core_assignment: --rounds of tabu placement "
+                    "+ neuron moves from the best known; keep what is better")
+    ap.add_argument("--rounds", type=int, default=20,
+                    help="with --polish: core_assignment rounds at most")
+    ap.add_argument("--start", default=None, metavar="METHOD",
+                    help="with --polish: core_assignment polish from METHOD's mapping "
+                    "(seed 0, its --param values) instead of the best known")
+    ap.add_argument("--tabu-iterations", type=int, default=0,
+                    help="with --polish: core_assignment tabu iterations per round (0: "
+                    "neuron moves only)")
     ap.add_argument("--write-docs", action="store_true",
                     help="replace the generated table of docs/library.md")
     ap.add_argument("--limit", type=float, default=10.0, help="seconds per method run")
@@ -270,7 +361,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=1,
                     help="seeds 0..N-1 for the randomized methods")
     ap.add_argument("--first-seed", type=int, default=0,
-                    help="with --solve: seeds first..first+N-1 instead of 0..N-1")
+                    help="with --solve: seeds first..first+N-1 instead of 0..N-1; with "
+                    "--polish: the first core_assignment round's seed")
     ap.add_argument("--methods", nargs="*", default=None,
                     help="methods to run instead of the decision's list (e.g. bound)")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -291,6 +383,8 @@ def main() -> None:
                   params)
     if args.polish:
         polish(only, args.limit, args.seeds)
+        polish_core_assignment(only, args.rounds, args.tabu_iterations, args.first_seed,
+                               start_method=args.start, params=params)
     if args.write_docs:
         write_docs()
 

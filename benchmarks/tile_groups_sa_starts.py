@@ -7,8 +7,10 @@ best) and the median over the library's best known.
     python benchmarks/tile_groups_sa_starts.py tg-resnet50-v1-edge-b8 --seeds 3
 
 With ``--keep-better`` a run that beats the library's best known is written as the new
-best known (re-evaluated by the verifier, with its method, start, seed); ``--seed-list``
-re-runs chosen seeds (the SA is deterministic per seed).
+best known (re-evaluated by the verifier, with its method, start, parameters, seed);
+``--seed-list`` re-runs chosen seeds (the SA is deterministic per seed); ``--param
+NAME=VALUE`` passes an SA parameter (as ``chipsched solve -p``), e.g. ``--param tries=8
+--param independent=4``.
 """
 
 from __future__ import annotations
@@ -30,11 +32,25 @@ def main() -> None:
     ap.add_argument("--starts", nargs="+", default=["wrapped", "dp"])
     ap.add_argument("--keep-better", action="store_true",
                     help="write a run better than the best known into the library")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="an SA parameter (as `chipsched solve -p`)")
     args = ap.parse_args()
     seeds = args.seed_list if args.seed_list else list(range(args.seeds))
 
     from chipsched import library
-    from chipsched.api import solve
+    from chipsched.api import method_param_specs, solve
+
+    specs = {p.name: p for p in method_param_specs("tile_groups", "sa")}
+    params = {}
+    for kv in args.param:
+        name, sep, value = kv.partition("=")
+        if not sep or name not in specs:
+            raise SystemExit(f"--param {kv!r}: give NAME=VALUE with NAME one of "
+                             f"{', '.join(sorted(specs))}")
+        try:
+            params[name] = specs[name].check(value, "tile_groups/sa")
+        except ValueError as err:  # InputError: the parameter's own one-line message
+            raise SystemExit(f"--param {kv!r}: {err}") from None
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from library_build import keep_if_better
@@ -50,11 +66,12 @@ def main() -> None:
             vals, secs = [], []
             for seed in seeds:
                 t = time.perf_counter()
-                r = solve("tile_groups", inst, "sa", seed=seed, threads=1, start=start)
+                r = solve("tile_groups", inst, "sa", seed=seed, threads=1, start=start,
+                          **params)
                 secs.append(time.perf_counter() - t)
                 vals.append(float(r.objective))
-                if args.keep_better and keep_if_better(e, r, {"start": start}, seed,
-                                                       None) is not None:
+                if args.keep_better and keep_if_better(e, r, {"start": start, **params},
+                                                       seed, None) is not None:
                     print(f"{id_}: seed {seed} ({r.objective:.4g}) is the new best known",
                           file=sys.stderr, flush=True)
                     bk = library.best_known(e)

@@ -16,6 +16,7 @@ from chipsched.formulations.core_assignment.bnb import gilmore_lawler_bound, sol
 from chipsched.formulations.core_assignment.bounds import (
     _star_hops,
     cut_bound,
+    density_cut_bound,
     dnn_bound,
     mesh_ball_counts,
     mesh_distances,
@@ -352,3 +353,68 @@ def test_placement_proofs_count_when_every_vertex_needs_its_own_core(method):
     assert best_bound([r]) == r.bound == _optimum(inst)
     loose = Instance("q6-2", g, HW, 2, 3, 2)
     assert solve(D, loose, method, time_limit=30).space != ""
+
+
+@st.composite
+def bipartite_instances(draw):
+    """Random bipartite graphs (two layers and the synapses between them, as a layer
+    pair of a network), sizes 1–3, capacities tight: where the density bound's Mantel
+    term carries everything."""
+    rows, cols = draw(st.sampled_from([(1, 2), (1, 3), (2, 2), (2, 3)]))
+    N = rows * cols
+    seed = draw(st.integers(0, 2**20))
+    rng = np.random.default_rng(seed)
+    a = int(rng.integers(1, 5))
+    b = int(rng.integers(1, 5))
+    n = a + b
+    while N ** n > 60_000:
+        if a > b:
+            a -= 1
+        else:
+            b -= 1
+        n = a + b
+    sizes = rng.integers(1, 4, n) if draw(st.booleans()) else np.ones(n, np.int64)
+    cap = max(int(sizes.max()), -(-int(sizes.sum()) // N) + int(rng.integers(0, 3)))
+    pairs = [(i, a + j) for i in range(a) for j in range(b)]
+    keep = rng.random(len(pairs)) < draw(st.sampled_from([0.5, 1.0]))
+    if not keep.any():
+        keep[0] = True
+    u, v = np.array(pairs)[keep].T
+    w = rng.integers(1, 50, u.size) if draw(st.booleans()) else np.ones(u.size, np.int64)
+    g = NeuronGraph.from_edges(sizes, u, v, w)
+    return Instance(f"b{seed}", g, HW, rows, cols, cap, objective="cut")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(bipartite_instances(), dense_instances("cut")))
+def test_the_density_cut_bound_is_below_the_least_cut(inst):
+    """Bipartite layer pairs and general graphs (odd cycles: the monochromatic term),
+    sizes above one, capacities with at most a few units to spare."""
+    opt = _optimum(inst)
+    if opt is None:
+        return
+    val, info = density_cut_bound(inst.graph, inst.capacity)
+    assert 0.0 <= val <= opt + 1e-9, (val, opt, info)
+
+
+def test_the_density_cut_bound_is_tight_on_a_complete_bipartite_layer_pair():
+    # K_{4,4}, two cores of four: the best core takes two of each side (4 synapses
+    # inside), so 16 − 2·4 = 8 are cut — Mantel's k²/4 met, and so is the bound; the
+    # per-vertex (ring) view lets each vertex keep three neighbours and cuts only 4
+    u, v = np.meshgrid(np.arange(4), np.arange(4, 8))
+    g = NeuronGraph.from_edges(np.ones(8, np.int64), u.ravel(), v.ravel())
+    inst = Instance("k44", g, HW, 1, 2, 4, objective="cut")
+    val, info = density_cut_bound(g, 4)
+    assert info["monochromatic_share"] == 0.0
+    assert val == pytest.approx(8.0) and _optimum(inst) == 8.0
+    ring, _ = ring_bound(g, 1, 2, 4, cut_only=True)
+    assert ring < val
+
+
+def test_the_density_cut_bound_counts_odd_cycles_per_vertex():
+    # a triangle cannot be two-coloured: one synapse stays monochromatic; one core of
+    # three holds it all (no cut), and the bound must say 0, not more
+    g = NeuronGraph.from_edges(np.ones(3, np.int64), [0, 1, 2], [1, 2, 0], [5, 5, 5])
+    val, info = density_cut_bound(g, 3)
+    assert info["monochromatic_share"] > 0
+    assert val == 0.0

@@ -48,6 +48,7 @@ from .bounds import (
     RLT1_MAX,
     BoundReport,
     cut_bound,
+    density_cut_bound,
     mesh_distances,
     multicast_ring_bound,
     qap_bounds,
@@ -405,9 +406,9 @@ def joint_bound(instance: Instance, budget: Any = None, iterations: int = 60,
                 rlt1_max: int = RLT1_MAX, dnn_max_cores: int = DNN_MAX_CORES,
                 ring_steps: int = RING_STEPS) -> BoundReport:
     """The best lower bound on the instance's traffic (or cut, for ``cut``) over every
-    mapping: the ring-capacity bound, the Donath–Hoffman cut bound (each cut synapse
-    travels at least one hop), the ring bound on the most overflowing stars plus the
-    cut bound on the other synapses (:func:`.bounds.ring_cut_bound`) and — when no two
+    mapping: the ring-capacity bound, the density and Donath–Hoffman cut bounds (each
+    cut synapse travels at least one hop), the ring bound on the most overflowing stars
+    plus a cut bound on the other synapses (:func:`.bounds.ring_cut_bound`) and — when no two
     vertices fit on a core, so that the problem is a placement — the QAP bounds of the
     graph itself."""
     g = instance.graph
@@ -439,6 +440,10 @@ def joint_bound(instance: Instance, budget: Any = None, iterations: int = 60,
         parts["ring + cut"] = _integral(instance, rc)
         secs["ring + cut"] = time.perf_counter() - t1
     t1 = time.perf_counter()
+    density, _ = density_cut_bound(g, instance.capacity)
+    parts["cut (density)"] = _integral(instance, density)
+    secs["cut (density)"] = time.perf_counter() - t1
+    t1 = time.perf_counter()
     dh, _ = cut_bound(g, instance.capacity, budget, iterations)
     parts["cut (Donath–Hoffman)"] = _integral(instance, dh)
     secs["cut (Donath–Hoffman)"] = time.perf_counter() - t1
@@ -458,11 +463,13 @@ def joint_bound(instance: Instance, budget: Any = None, iterations: int = 60,
 
 
 @method(D, "bound", "bound", "a proven lower bound for every mapping: ring capacity "
-        "(local packing), Donath–Hoffman cut × one hop (by vertex size when sizes "
-        "differ), the two on disjoint synapses summed, and the QAP bounds when every "
+        "(local packing), cut × one hop by core density (Mantel on a two-colouring) and "
+        "by Donath–Hoffman (by vertex size when sizes differ), ring and cut on disjoint "
+        "synapses summed, and the QAP bounds when every "
         "vertex needs its own core; for multicast, the packets each source needs beyond "
         "its own core; no mapping",
-        source="ours (ring capacity); Donath and Hoffman 1973; Gilmore 1962, Lawler 1963; "
+        source="ours (ring capacity, core density); Mantel 1907; Donath and Hoffman 1973; "
+        "Gilmore 1962, Lawler 1963; "
         "Hadley, Rendl and Wolkowicz 1992; Adams and Johnson 1994; Zhao, Karisch, Rendl "
         "and Wolkowicz 1998 with the ADMM of Oliveira, Wolkowicz and Xu 2018",
         params=BoundParams)
@@ -572,5 +579,6 @@ def warm_up_kernels() -> None:
 
     g = NeuronGraph.from_edges(np.ones(3, np.int64), [0, 1], [1, 2], [1, 1])
     ring_bound(g, 1, 3, 1)
+    density_cut_bound(g, 2)
     gilmore_lawler_bound(F, mesh_distances(2, 2))
     solve_qap_bnb(F, 2, 2, Budget(polls=0), np.array([0, 1, 2], np.int64), chunk=1)
