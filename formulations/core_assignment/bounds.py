@@ -488,7 +488,8 @@ def _neighbour_knapsack(indptr, indices, weights, sizes, col, bichromatic, caps
         slot = np.empty(b - a, np.int64)
         for e in range(a, b):
             if (col[indices[e]] != col[v]) == bichromatic:
-                dens[k] = weights[e] / sizes[indices[e]]
+                sz = sizes[indices[e]]
+                dens[k] = weights[e] / sz if sz > 0 else np.inf
                 slot[k] = e
                 k += 1
         if k == 0:
@@ -497,10 +498,13 @@ def _neighbour_knapsack(indptr, indices, weights, sizes, col, bichromatic, caps
         room = caps[v]
         val = 0.0
         for t in range(k):
-            if room <= 0.0:
-                break
             e = slot[order[t]]
             sz = sizes[indices[e]]
+            if sz <= 0.0:  # a neighbour of size 0 takes no room: always inside
+                val += weights[e]
+                continue
+            if room <= 0.0:
+                break
             take = sz if sz <= room else room
             val += weights[e] * take / sz
             room -= take
@@ -518,14 +522,14 @@ def density_cut_bound(graph: NeuronGraph, capacity: int, passes: int = 8
     A-size x and B-size y (x + y ≤ capacity C), the bichromatic internal weight is
     Σ_{v ∈ S_A} w(v, S_B) ≤ Σ_{v ∈ S_A} K_v(y) and also Σ_{u ∈ S_B} K_u(x), where
     K_v(σ) is the most weight v has to opposite-colour neighbours of total size σ (a
-    fractional knapsack: concave, K_v(0) = 0). Bounding each K_v by its tangent at C/4,
+    fractional knapsack: concave, K_v(0) ≥ 0). Bounding each K_v by its tangent at C/4,
     β_v + α_v·σ with β_v ≥ 0, gives ≤ B + min(y·P, x·Q) ≤ B + C·PQ/(P+Q) ≤ B + (C/4)(P+Q)
     = Σ_{v ∈ S} K_v(C/4) — Mantel's k²/4 for a bipartite graph, weighted. The
     monochromatic internal weight is ≤ ½ Σ_{v ∈ S} of v's best same-colour neighbours in
     C − size(v). So every partition cuts at least W − Σ_v [K_v(C/4) + ½ K^mono_v(C −
-    size(v))]. A core of a conv layer pair holds at most a quarter of its size's worth of
-    each neuron's window, where the per-vertex (ring) view lets every neuron keep a
-    core's worth. Returns (bound, details)."""
+    size(v))]. What it sees that the per-vertex (ring) view does not: a core holds at
+    best half its size of each colour, so a neuron keeps on average a quarter core's
+    worth of its window inside, not a whole core's. Returns (bound, details)."""
     n = graph.n
     if n == 0 or graph.m == 0:
         return 0.0, {"monochromatic_share": 0.0}
