@@ -98,8 +98,8 @@ def three_numbers(path: Path, chips: list[str], networks: list[str], batches: li
     seeds = sa_seeds_from(path)
     print("| network | chip | B | default SA: median (worst) of seeds | best known | "
           "found by | bound | SA median / best known | best known / bound | "
-          "SA median / bound (≥ its gap) | uncertainty on |")
-    print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|")
+          "SA median / bound (≥ its gap) | uncertainty on | bound s (path LPs) |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|")
     rows = []
     for chip in chips:
         for net in networks:
@@ -109,7 +109,8 @@ def three_numbers(path: Path, chips: list[str], networks: list[str], batches: li
                 known = library.best_known(e)
                 bk = library.verify(e, known.path).objective if known else None
                 inst = make_instance("tile_groups", net, chip, batch=b, objective=CHIPS[chip])
-                lb = full_space_bound(inst).objective
+                fb = full_space_bound(inst)
+                lb = fb.objective
                 vals = seeds.get(id_)
                 med = statistics.median(vals) if vals else None
                 side = []
@@ -125,7 +126,9 @@ def three_numbers(path: Path, chips: list[str], networks: list[str], batches: li
                       f"{'—' if med is None or not bk else f'{med / bk:.3f}'} | "
                       f"{'—' if not bk else f'{bk / lb:.3g}'} | "
                       f"{'—' if med is None else f'{med / lb:.3g}'} | "
-                      f"{' and '.join(side) or 'neither'} |", flush=True)
+                      f"{' and '.join(side) or 'neither'} | "
+                      f"{fb.seconds:.1f} ({fb.paths['lps'] if fb.paths else 0}) |",
+                      flush=True)
 
     def gm(xs: list[float]) -> float:
         return math.exp(sum(map(math.log, xs)) / len(xs))

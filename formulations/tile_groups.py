@@ -761,23 +761,26 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
 @method("tile_groups", "bound", "bound",
         "a proven lower bound of the full tree space (per root run count: the rows a tree "
         "can use, weights per segment run, DRAM and NoC hops of the least placement, "
-        "an energy-latency envelope); no tree",
+        "an energy-latency envelope with dependency paths); no tree",
         source="issues 10 and 30 (ours)")
 def bound(instance: Instance, options: SolveOptions) -> MethodOutput:
     """E^n·D^m bound valid for every tree the analyzer accepts
     (:func:`chipsched.problems.tile_groups.bound.full_space_bound`, which refines the
     per-layer :func:`~chipsched.problems.tile_groups.bound.lower_bound`); its stats hold
     the lower envelope E*(D) of energy against latency."""
-    fb = full_space_bound(instance)
+    fb = full_space_bound(instance, budget=options.budget)
+    cut_short = fb.paths is not None and not fb.paths["complete"]
     return MethodOutput(
         Status.BOUND_ONLY, bound=fb.objective, stats=fb.to_dict(),
         message=f"energy ≥ {si_text(fb.energy_j, 'J')}, "
                 f"latency ≥ {si_text(fb.latency_s, 's')}; "
-                f"least at root run count {fb.root_runs}; no tree. Relaxation: each "
-                f"layer alone picks its cheapest usable (tile count, sub-batch) row — "
-                f"weights once per segment run, DRAM and NoC traffic at the least "
-                f"placement's hops — joined by an energy–latency envelope "
-                f"(docs/tile_groups.md §4.2)")
+                f"least at root run count {fb.root_runs}; no tree. Relaxation: one usable "
+                f"(tile count, sub-batch) row per layer — weights once per segment run, "
+                f"DRAM and NoC traffic at the least placement's hops — mixed by an LP "
+                f"energy–latency envelope with every dependency path's run times "
+                f"(docs/tile_groups.md §4.2, §4.3)"
+                + ("; the time limit stopped the path envelope, the rest is the row "
+                   "bound's" if cut_short else ""))
 
 
 def warm_up_kernels() -> None:

@@ -19,10 +19,13 @@ from chipsched.formulations import tile_groups as F
 from chipsched.instances.chips import get_chip
 from chipsched.problems.tile_groups import Infeasible, Instance
 from chipsched.problems.tile_groups.bound import (
+    PathEnvelope,
+    RowTerms,
     ball_mean_hops,
     dram_window_hops,
     energy_floor,
     full_space_bound,
+    path_latency,
     row_terms,
 )
 from tests.test_tile_groups_methods import _net
@@ -110,6 +113,80 @@ def test_each_row_term_is_paid_by_the_tree_that_uses_the_row(inst):
         assert t.energy.total >= e_sum * (1 - REL), tree
         assert t.latency * an.G >= busy * (1 - REL), tree
         assert t.dram_bytes >= dbytes * (1 - REL), tree
+        assert t.latency >= _tree_path_latency(inst, tree, terms) * (1 - REL), tree
+
+
+def _tree_rows(inst: Instance, tree):
+    """(layer, column of its row) of every leaf of ``tree``."""
+    an = inst.analyzer
+    nb = len(an.table.batches)
+    segs, b, _runs = an.segments_of(tree)
+    for s in segs:
+        leaves: list = []
+        an.walk(s, b, 0, an.G, 1, (), leaves, {})
+        for lf in leaves:
+            yield lf.layer, (lf.hi - lf.lo - 1) * nb + an.bidx[lf.batch]
+
+
+def _tree_path_latency(inst: Instance, tree, terms) -> float:
+    """``path_latency`` of the rows ``tree`` runs its layers on."""
+    L = len(inst.analyzer.names)
+    run, own = np.zeros(L), np.zeros(L)
+    for i, c in _tree_rows(inst, tree):
+        run[i], own[i] = terms.run_s[i, c], terms.own_s[i, c]
+    return path_latency(run, own, inst.analyzer.preds)
+
+
+def _dag(draw, n: int):
+    """A random DAG of n convolutions, compute-heavy ones among them (so compute, not
+    DRAM, decides many trees' latency): any edge s → d (s < d) or none, so layers may
+    be independent (parallel branches an S cut can overlap)."""
+    from chipsched.workload import Layer, OpKind, Workload
+    layers, edges = [], []
+    for i in range(n):
+        k, c = draw(st.sampled_from([8, 64, 256])), draw(st.sampled_from([8, 64]))
+        h = draw(st.sampled_from([4, 16, 32]))
+        layers.append(Layer(f"l{i}", OpKind.CONV, K=k, C=c, H=h, W=h, R=3, S=3,
+                            in_elems=c * h * h, weight_elems=9 * k * c))
+    for d in range(1, n):
+        for s in range(d):
+            if draw(st.booleans()):
+                edges.append((s, d, min(layers[s].out_elems, layers[d].in_elems)))
+    return Workload("dag", tuple(layers), tuple(edges))
+
+
+@st.composite
+def dag_instances(draw) -> Instance:
+    """2–3-layer random DAGs (independent layers too) on 2–3-tile chips with small
+    buffers, batch 1–4: the trees that overlap independent layers in S cuts, pipeline
+    sub-batches and spill."""
+    chip = _chip(draw(st.sampled_from(["tiled-1x2", "tiled-1x3"])),
+                 draw(st.sampled_from([None, 16384, 8192])), draw(st.booleans()))
+    try:
+        inst = Instance(_dag(draw, draw(st.integers(2, 3))), chip,
+                        batch=draw(st.sampled_from([1, 2, 4])),
+                        objective=draw(st.sampled_from(["latency", "e2d", "ed2", "edp"])),
+                        weight_accounting=draw(st.sampled_from(["per_run", "set"])))
+        inst.analyzer  # noqa: B018
+    except InputError:
+        assume(False)
+    return inst
+
+
+@settings(max_examples=50, derandomize=True, deadline=None)
+@given(dag_instances())
+def test_no_tree_is_faster_than_its_rows_dependency_paths(inst):
+    """The theorem behind the path envelope, per tree: its latency is at least the
+    longest dependency path's run times plus one layer's own time, at the rows it uses;
+    and no tree goes below the bound."""
+    fb = full_space_bound(inst)
+    seen = 0
+    for tree, t in _trees(inst):
+        seen += 1
+        terms = row_terms(inst, t.root_runs)
+        assert t.latency >= _tree_path_latency(inst, tree, terms) * (1 - REL), tree
+        assert inst.objective(t.energy.total, t.latency) >= fb.objective * (1 - REL), tree
+    assume(seen > 0)
 
 
 def test_hops_of_a_one_port_row_of_tiles():
@@ -153,7 +230,8 @@ def test_the_bound_method_reports_the_full_space_bound():
 def _relaxed_optimum(inst: Instance) -> float:
     """The relaxation ``full_space_bound`` bounds, solved by enumeration: for every root
     run count, one usable row per layer; energy = Σ of the rows' energies, latency =
-    max(Σ busy / G, the largest own time, Σ DRAM bytes / bandwidth)."""
+    max(Σ busy / G, the dependency-path latency of the rows (``path_latency``: the
+    longest path's run times with one layer's own time), Σ DRAM bytes / bandwidth)."""
     an = inst.analyzer
     bw = an.hw.dram.bytes_per_s
     best = np.inf
@@ -163,15 +241,31 @@ def _relaxed_optimum(inst: Instance) -> float:
         ok = [np.flatnonzero(np.isfinite(t.energy_j[i])) for i in range(len(t.energy_j))]
         if any(len(o) == 0 for o in ok):
             continue
-        e = busy = own = db = np.zeros(())
+        L = len(ok)
+        e = busy = db = np.zeros(())
+        run, own = [], []
         for i, o in enumerate(ok):  # broadcast one axis per layer
-            shape = [1] * len(ok)
+            shape = [1] * L
             shape[i] = len(o)
             e = e + t.energy_j[i, o].reshape(shape)
             busy = busy + t.busy_s[i, o].reshape(shape)
-            own = np.maximum(own, t.own_s[i, o].reshape(shape))
             db = db + t.dram_bytes[i, o].reshape(shape)
-        d = np.maximum(np.maximum(busy / an.G, own), db / bw)
+            run.append(t.run_s[i, o].reshape(shape))
+            own.append(t.own_s[i, o].reshape(shape))
+        head: list = []
+        for c in range(L):
+            h = np.zeros(())
+            for p, _ in an.preds[c]:
+                h = np.maximum(h, head[p] + run[p])
+            head.append(h)
+        tail: list = [np.zeros(())] * L
+        for c in range(L - 1, -1, -1):
+            for p, _ in an.preds[c]:
+                tail[p] = np.maximum(tail[p], tail[c] + run[c])
+        path = np.zeros(())
+        for j in range(L):
+            path = np.maximum(path, head[j] + own[j] + tail[j])
+        d = np.maximum(np.maximum(busy / an.G, path), db / bw)
         best = min(best, float(np.min(np.vectorize(inst.objective)(e, d))))
     return best
 
@@ -215,7 +309,6 @@ def test_the_bound_never_exceeds_its_relaxation_solved_by_enumeration(inst):
 @given(st.integers(1, 3), st.integers(1, 5), st.integers(0, 10_000))
 def test_energy_floor_is_below_the_best_row_choice_under_the_latency(L, M, seed):
     rng = np.random.default_rng(seed)
-    from chipsched.problems.tile_groups.bound import RowTerms
     e = rng.uniform(1, 10, (L, M))
     busy = rng.uniform(1, 10, (L, M))
     own = busy / rng.integers(1, 4, (L, M))
@@ -231,3 +324,87 @@ def test_energy_floor_is_below_the_best_row_choice_under_the_latency(L, M, seed)
                     and busy[pick].sum() <= G * d and db[pick].sum() <= bw * d):
                 best = min(best, float(e[pick].sum()))
         assert energy_floor(terms, float(d), G, bw) <= best * (1 + REL)
+
+
+def _random_tables(rng, L: int, M: int):
+    """Random rows (energy, run time, runs, busy, DRAM bytes; some unusable) and a random
+    DAG over L layers in topological order."""
+    e = rng.uniform(1, 10, (L, M))
+    run = rng.uniform(0.2, 3, (L, M))
+    own = run * rng.integers(1, 4, (L, M))
+    busy = own * rng.integers(1, 4, (L, M))
+    db = rng.uniform(0, 5, (L, M))
+    e[rng.random((L, M)) < 0.2] = np.inf
+    e[:, 0] = np.where(np.isfinite(e[:, 0]), e[:, 0], 5.0)  # every layer keeps a row
+    inf = ~np.isfinite(e)
+    terms = RowTerms(1, e, np.where(inf, np.inf, busy), np.where(inf, np.inf, own),
+                     np.where(inf, np.inf, db), np.where(inf, np.inf, run))
+    preds = [[(p, 1) for p in range(c) if rng.random() < 0.5] for c in range(L)]
+    return terms, preds
+
+
+def _choice_latency(terms, pick, preds, G: int, bw: float) -> float:
+    """The latency the path relaxation gives one row per layer: its path latency, busy
+    time over G and DRAM time."""
+    return max(path_latency(terms.run_s[pick], terms.own_s[pick], preds),
+               terms.busy_s[pick].sum() / G, terms.dram_bytes[pick].sum() / bw)
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 10_000))
+def test_the_path_envelope_is_below_the_best_row_choice(L, M, seed):
+    """Its least latency and its energy floor at latency D, against every choice of one
+    row per layer whose path latency, busy time over G and DRAM time are ≤ D."""
+    rng = np.random.default_rng(seed)
+    terms, preds = _random_tables(rng, L, M)
+    G, bw = 2, 4.0
+    pe = PathEnvelope(terms, preds, G, bw)
+    choices = []
+    for rows in np.ndindex(*([M] * L)):
+        pick = (np.arange(L), np.array(rows))
+        if np.isfinite(terms.energy_j[pick]).all():
+            d = _choice_latency(terms, pick, preds, G, bw)
+            choices.append((d, float(terms.energy_j[pick].sum())))
+    d_least = min(d for d, _ in choices)
+    assert pe.latency_floor(d_least) <= d_least * (1 + REL)
+    for d in rng.uniform(0.5, 2.5, 5) * d_least:
+        best = min((e for dd, e in choices if dd <= d), default=np.inf)
+        assert pe.energy_floor(float(d)) <= best * (1 + REL), (d, best)
+
+
+def test_the_path_envelope_is_exact_on_a_chain_with_one_row_per_layer():
+    """Three layers in a chain, one row each (run times 1, 2, 3; the middle one runs 4
+    times): the least latency is 1 + 4·2 + 3 = 12 — the busy time over G (6) and the
+    longest own time (8) say less — and at D = 12 the energy is the rows' sum."""
+    e = np.array([[1.0], [2.0], [3.0]])
+    run = np.array([[1.0], [2.0], [3.0]])
+    own = np.array([[1.0], [8.0], [3.0]])
+    terms = RowTerms(1, e, own.copy(), own, np.zeros((3, 1)), run)
+    preds = [[], [(0, 1)], [(1, 1)]]
+    pe = PathEnvelope(terms, preds, 2, np.inf)
+    assert path_latency(run[:, 0], own[:, 0], preds) == 12.0
+    assert pe.latency_floor(6.0) == pytest.approx(12.0, rel=1e-7)
+    assert pe.energy_floor(12.0) == pytest.approx(6.0, rel=1e-7)
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(st.integers(2, 4), st.integers(1, 3), st.integers(0, 10_000))
+def test_any_multipliers_give_an_energy_floor_below_the_best_row_choice(L, M, seed):
+    """The Lagrangian recomputation trusts no LP: random non-negative multipliers (which
+    leave start times and tails with negative coefficients until the per-layer
+    multipliers are raised) still bound every row choice that meets the latency."""
+    rng = np.random.default_rng(seed)
+    terms, preds = _random_tables(rng, L, M)
+    G, bw = 2, 4.0
+    pe = PathEnvelope(terms, preds, G, bw)
+    n_rows = pe.n_rows
+    for _ in range(5):
+        d = float(rng.uniform(2, 15))
+        best = np.inf
+        for rows in np.ndindex(*([M] * L)):
+            pick = (np.arange(L), np.array(rows))
+            if np.isfinite(terms.energy_j[pick]).all() and \
+                    _choice_latency(terms, pick, preds, G, bw) <= d:
+                best = min(best, float(terms.energy_j[pick].sum()))
+        y = rng.exponential(rng.uniform(0.1, 20), n_rows) * (rng.random(n_rows) < 0.7)
+        assert pe.lagrangian_energy(y, d) <= best * (1 + REL)

@@ -27,6 +27,7 @@ enumerations of random small networks.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,9 +189,10 @@ def _lagrange_min(e: np.ndarray, busy: np.ndarray, own: np.ndarray, d: float,
 
 
 def warm_up_kernels() -> None:
-    """Compile the envelope kernel on tiny inputs (``chipsched.jit``)."""
+    """Compile the envelope and dominance kernels on tiny inputs (``chipsched.jit``)."""
     z = np.zeros((1, 1))
     _lagrange_min(z, z, z, 1.0, 0.5)
+    _undominated(np.zeros((2, 2)))
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,7 @@ class RowTerms:
     busy_s: np.ndarray  # g tiles × the row's time × B/b runs
     own_s: np.ndarray  # the row's time × B/b runs
     dram_bytes: np.ndarray
+    run_s: np.ndarray | None = None  # the row's time of one run (its table time)
 
 
 def row_terms(instance: Any, root_runs: int) -> RowTerms:
@@ -283,7 +286,8 @@ def row_terms(instance: Any, root_runs: int) -> RowTerms:
     return RowTerms(R, np.where(usable, energy, inf).reshape(shape),
                     np.where(usable, busy, inf).reshape(shape),
                     np.where(usable, own, inf).reshape(shape),
-                    np.where(usable, dbytes, inf).reshape(shape))
+                    np.where(usable, dbytes, inf).reshape(shape),
+                    np.where(usable, cs, inf).reshape(shape))
 
 
 def energy_floor(terms: RowTerms, latency_s: float, n_tiles: int,
@@ -329,6 +333,224 @@ def energy_floor(terms: RowTerms, latency_s: float, n_tiles: int,
     return best
 
 
+# ---------------------------------------------------------------------------------------
+# the dependency-path envelope (issue 30): latency is at least every dependency path's
+# run times plus one layer's remaining runs
+
+
+@_njit
+def _undominated(v: np.ndarray) -> np.ndarray:
+    """Rows of ``v`` (rows × criteria, all finite) that no other row is at most in every
+    criterion (of equal rows the first is kept)."""
+    m, k = v.shape
+    keep = np.ones(m, dtype=np.bool_)
+    for a in range(m):
+        for b in range(m):
+            if a == b or not keep[b]:
+                continue
+            le = True
+            eq = True
+            for c in range(k):
+                if v[b, c] > v[a, c]:
+                    le = False
+                    break
+                if v[b, c] < v[a, c]:
+                    eq = False
+            if le and (not eq or b < a):
+                keep[a] = False
+                break
+    return keep
+
+
+class PathEnvelope:
+    """The dependency-path relaxation of one root run count's rows (issue 30).
+
+    Every tree runs each layer j in n_j = B/b_j runs of one table time t_j each, one after
+    another on its tiles; a run of a consumer starts after the run of each producer that
+    made its inputs has ended (T cuts run their children in order, an S cut's child waits
+    for the children it depends on, segments and root runs follow one another). So along
+    any dependency path P through j, the first sample passes P's layers before j (≥ one
+    run each), j runs n_j times, and the last sample passes P's layers after j:
+
+        latency ≥ Σ_{i ∈ P, i ≠ j} t_i + n_j·t_j      (= the row's own time for j).
+
+    With start times τ_i ≥ τ_p + t_p and tails σ_p ≥ σ_c + t_c along every edge (p, c),
+    the constraints τ_j + own_j + σ_j ≤ D for every j are those inequalities for every
+    path at once. The row relaxation's capacity rows join them: busy time Σ busy ≤ G·D
+    and DRAM time Σ DRAM bytes ≤ bandwidth·D. Rows are mixed fractionally (an LP,
+    HiGHS), which gives :meth:`energy_floor` (least energy at latency ≤ D) and
+    :meth:`latency_floor`. The LP's duals are not trusted as they stand: the bound
+    returned is the Lagrangian value of those multipliers recomputed over *every*
+    usable row (:meth:`lagrangian_energy`), valid whatever the LP solver's tolerances.
+    """
+
+    def __init__(self, terms: RowTerms, preds: Sequence[Sequence[tuple[int, Any]]],
+                 n_tiles: int, dram_bytes_per_s: float):
+        if terms.run_s is None:
+            raise ValueError("the row terms carry no run times (row_terms gives them)")
+        self.terms = terms
+        L = terms.energy_j.shape[0]
+        self.L = L
+        # (per-row quantity, rate): Σ over layers of the chosen rows' quantity ≤ rate·D
+        caps = [(terms.busy_s, float(n_tiles))]
+        if np.isfinite(dram_bytes_per_s):
+            caps.append((terms.dram_bytes, float(dram_bytes_per_s)))
+        self.caps = caps
+        src = [p for c in range(L) for p, _ in preds[c]]
+        dst = [c for c in range(L) for _ in preds[c]]
+        self.src = np.asarray(src, dtype=np.int64)
+        self.dst = np.asarray(dst, dtype=np.int64)
+        # a row at least as bad as another of its layer in every quantity the LP reads
+        # never helps the LP (the recomputation still takes every row)
+        self.keep: list[np.ndarray] = []
+        for i in range(L):
+            idx = np.flatnonzero(np.isfinite(terms.energy_j[i]))
+            v = np.stack([terms.energy_j[i, idx], terms.run_s[i, idx], terms.own_s[i, idx],
+                          *(q[i, idx] for q, _ in caps)], axis=1)
+            self.keep.append(idx[_undominated(np.ascontiguousarray(v))])
+        self.lps = 0
+        self.lp_s = 0.0
+
+    @property
+    def n_rows(self) -> int:
+        """Inequality rows of the LP: edges forward, edges backward, layers, capacities."""
+        return 2 * len(self.src) + self.L + len(self.caps)
+
+    def _lp(self, latency_s: float | None, d_ref: float) -> tuple[np.ndarray, float] | None:
+        """Solve the LP — least energy at latency ≤ ``latency_s``, or least latency when
+        None — with times divided by ``d_ref`` and energies by their largest value;
+        return its inequality duals and that energy scale (None unless HiGHS proved an
+        optimum)."""
+        import scipy.sparse as sps
+        from scipy.optimize import linprog
+
+        t0 = time.perf_counter()
+        T, L = self.terms, self.L
+        energy_mode = latency_s is not None
+        cols = []
+        for i in range(L):
+            k = self.keep[i]
+            if energy_mode:
+                k = k[T.own_s[i, k] <= latency_s * (1 + 1e-9)]
+            if k.size == 0:
+                return None
+            cols.append(k)
+        li = np.concatenate([np.full(len(k), i) for i, k in enumerate(cols)])
+        ri = np.concatenate(cols)
+        nx, nE, nC = len(li), len(self.src), len(self.caps)
+        e = T.energy_j[li, ri]
+        e_ref = float(e.max()) or 1.0
+        run = T.run_s[li, ri] / d_ref
+        own = T.own_s[li, ri] / d_ref
+        tau, sig, dvar = nx, nx + L, nx + 2 * L  # dvar: the latency (latency mode)
+        n = nx + 2 * L + (0 if energy_mode else 1)
+        start = np.searchsorted(li, np.arange(L + 1))  # layer i's columns: start[i]:start[i+1]
+        r_, c_, v_ = [], [], []
+
+        def add(rows: Any, cols_: Any, vals: Any) -> None:
+            r_.append(np.broadcast_to(rows, np.shape(vals)))
+            c_.append(np.broadcast_to(cols_, np.shape(vals)))
+            v_.append(vals)
+
+        er = np.arange(nE)
+        # τ_p − τ_c + t_p(x) ≤ 0 and σ_c − σ_p + t_c(x) ≤ 0 for every edge (p, c)
+        add(er, tau + self.src, np.ones(nE))
+        add(er, tau + self.dst, -np.ones(nE))
+        add(nE + er, sig + self.dst, np.ones(nE))
+        add(nE + er, sig + self.src, -np.ones(nE))
+        for k, (p, c) in enumerate(zip(self.src, self.dst, strict=True)):
+            cp = np.arange(start[p], start[p + 1])
+            cc = np.arange(start[c], start[c + 1])
+            add(k, cp, run[cp])
+            add(nE + k, cc, run[cc])
+        # τ_j + own_j(x) + σ_j ≤ D
+        jr = 2 * nE + np.arange(L)
+        add(jr, tau + np.arange(L), np.ones(L))
+        add(jr, sig + np.arange(L), np.ones(L))
+        add(2 * nE + li, np.arange(nx), own)
+        for x, (q, rate) in enumerate(self.caps):
+            add(2 * nE + L + x, np.arange(nx), q[li, ri] / (rate * d_ref))
+        m = 2 * nE + L + nC
+        if energy_mode:
+            b_ub = np.concatenate([np.zeros(2 * nE), np.ones(L + nC)])
+            obj = np.concatenate([e / e_ref, np.zeros(2 * L)])
+        else:
+            add(2 * nE + np.arange(L + nC), dvar, -np.ones(L + nC))
+            b_ub = np.zeros(m)
+            obj = np.zeros(n)
+            obj[dvar] = 1.0
+        a_ub = sps.csr_matrix((np.concatenate(v_), (np.concatenate(r_), np.concatenate(c_))),
+                              shape=(m, n))
+        a_eq = sps.csr_matrix((np.ones(nx), (li, np.arange(nx))), shape=(L, n))
+        res = linprog(obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(L),
+                      bounds=(0, None), method="highs")
+        self.lps += 1
+        self.lp_s += time.perf_counter() - t0
+        if res.status != 0:
+            return None
+        return -np.asarray(res.ineqlin.marginals, dtype=float), e_ref
+
+    def _penalized(self, y: np.ndarray, d_ref: float, e_ref: float | None,
+                   latency_s: float | None) -> tuple[float, float]:
+        """(Σ over layers of the least penalized row, Σ of the multipliers of rows whose
+        right-hand side is D) for multipliers ``y`` ≥ 0 (times in units of ``d_ref``;
+        energies in units of ``e_ref``, or left out when None); every usable row takes
+        part (with ``latency_s``, those of own time ≤ it). The per-layer multipliers are
+        raised first until the start times τ and tails σ have non-negative coefficients
+        (otherwise their minimum would be −∞)."""
+        T, L, nE = self.terms, self.L, len(self.src)
+        y = np.maximum(np.asarray(y, dtype=float), 0.0)
+        yf, yb = y[:nE], y[nE:2 * nE]
+        z = y[2 * nE:2 * nE + L].copy()
+        w = y[2 * nE + L:]
+        a = np.bincount(self.src, yf, L) + np.bincount(self.dst, yb, L)
+        c_tau = z + np.bincount(self.src, yf, L) - np.bincount(self.dst, yf, L)
+        c_sig = z + np.bincount(self.dst, yb, L) - np.bincount(self.src, yb, L)
+        z += np.maximum(0.0, np.maximum(-c_tau, -c_sig))
+        ok = np.isfinite(T.energy_j)
+        if latency_s is not None:
+            ok &= T.own_s <= latency_s * (1 + 1e-9)
+        with np.errstate(invalid="ignore"):
+            pen = (a[:, None] * T.run_s + z[:, None] * T.own_s) / d_ref
+            if e_ref is not None:
+                pen = pen + T.energy_j / e_ref
+            for wx, (q, rate) in zip(w, self.caps, strict=True):
+                if wx > 0:
+                    pen = pen + wx * q / (rate * d_ref)
+        pen = np.where(ok, pen, np.inf)
+        return float(pen.min(axis=1).sum()), float(z.sum() + w.sum())
+
+    def latency_floor(self, reference_s: float) -> float:
+        """A lower bound on the latency of every tree with these rows (0 if the LP
+        fails): for the LP's multipliers y, D ≥ Σ_layers min_rows (penalties) / Σ y of
+        the rows bounded by D. ``reference_s`` (a latency of the right order) scales
+        the LP."""
+        out = self._lp(None, float(reference_s))
+        if out is None:
+            return 0.0
+        val, denom = self._penalized(out[0], float(reference_s), None, None)
+        return float(reference_s) * val / denom if denom > 0 else 0.0
+
+    def energy_floor(self, latency_s: float) -> float:
+        """A lower bound on the energy of every tree with these rows and latency at most
+        ``latency_s`` (``-inf`` if the LP fails): :meth:`lagrangian_energy` of the LP's
+        duals."""
+        out = self._lp(float(latency_s), float(latency_s))
+        if out is None:
+            return -np.inf
+        return self.lagrangian_energy(out[0], float(latency_s), out[1])
+
+    def lagrangian_energy(self, y: np.ndarray, latency_s: float, e_ref: float = 1.0
+                          ) -> float:
+        """The Lagrangian bound on the energy at latency ≤ ``latency_s`` of any
+        non-negative multipliers ``y`` of the LP's :attr:`n_rows` inequality rows (time
+        rows divided by ``latency_s``, energies by ``e_ref``): Σ over layers of the least
+        penalized usable row − Σ of the multipliers of rows bounded by D. Valid for
+        every ``y`` ≥ 0 (:meth:`_penalized` raises what must be raised)."""
+        val, rhs = self._penalized(y, float(latency_s), e_ref, latency_s)
+        return e_ref * (val - rhs)
+
+
 @dataclass(frozen=True)
 class FullSpaceBound:
     """The full-space bound of issue 30 and its parts.
@@ -337,7 +559,10 @@ class FullSpaceBound:
     whose root runs R times (R → objective; ``inf`` when no tree can); ``envelope`` the
     points (D, E*(D)) of the lower envelope — no tree of latency ≤ D has energy below
     E*(D); ``energy_j``/``latency_s`` the least energy and least latency of any tree;
-    ``basic`` the per-layer bound of :func:`lower_bound` (never above this one)."""
+    ``basic`` the per-layer bound of :func:`lower_bound` (never above this one);
+    ``paths`` what the dependency-path envelope (:class:`PathEnvelope`) did: root run
+    counts it refined, LPs solved, their seconds, and whether it finished (``False``
+    when the budget ran out first; the bound is then the row bound's where it stopped)."""
 
     objective: float
     root_runs: int
@@ -347,6 +572,7 @@ class FullSpaceBound:
     envelope: tuple[tuple[float, float], ...]
     basic: LowerBound
     seconds: float
+    paths: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"energy_j": self.energy_j, "latency_s": self.latency_s,
@@ -354,7 +580,7 @@ class FullSpaceBound:
                 "by_root_runs": {str(k): v for k, v in self.by_root_runs.items()},
                 "envelope": [list(p) for p in self.envelope],
                 "basic": {"objective": self.basic.objective, **self.basic.to_dict()},
-                "seconds": self.seconds}
+                "paths": self.paths, "seconds": self.seconds}
 
 
 def _latency_floor(terms: RowTerms, n_tiles: int, hw: Any) -> float:
@@ -365,23 +591,79 @@ def _latency_floor(terms: RowTerms, n_tiles: int, hw: Any) -> float:
     return max(work, own, dram)
 
 
-def full_space_bound(instance: Any, refinements: int = 24,
-                     grid: int = 12) -> FullSpaceBound:
+def path_latency(run_s: np.ndarray, own_s: np.ndarray,
+                 preds: Sequence[Sequence[tuple[int, Any]]]) -> float:
+    """max over layers j of (longest dependency path into j) + own_j + (longest path out
+    of j), a path's length being the run times of its other layers — the latency the
+    path relaxation (:class:`PathEnvelope`) gives one choice of rows (``run_s``,
+    ``own_s``: one value per layer; layers in a topological order)."""
+    L = len(run_s)
+    head = np.zeros(L)
+    for c in range(L):
+        for p, _ in preds[c]:
+            head[c] = max(head[c], head[p] + run_s[p])
+    tail = np.zeros(L)
+    for c in range(L - 1, -1, -1):
+        for p, _ in preds[c]:
+            tail[p] = max(tail[p], tail[c] + run_s[c])
+    return float((head + own_s + tail).max()) if L else 0.0
+
+
+def _staircase(obj: Any, pts: list[float], floor: dict[float, float],
+               e_least: float) -> list[float]:
+    """obj(E*(d_{k+1}), d_k) per step, and obj(least energy, last point) beyond it."""
+    v = [obj(max(floor[pts[i + 1]], 0.0), pts[i]) for i in range(len(pts) - 1)]
+    return v + [obj(e_least, pts[-1])]
+
+
+def _refined(obj: Any, pts: list[float], floor: dict[float, float], e_least: float,
+             floor_at: Any, refinements: int) -> float:
+    """Refine the grid ``refinements`` times at the binding step (its geometric middle;
+    ``floor_at(d)`` gives the floor there) and return the staircase's least value."""
+    for _ in range(refinements if len(pts) > 1 else 0):
+        vals = _staircase(obj, pts, floor, e_least)
+        i = int(np.argmin(vals))
+        if i == len(pts) - 1:
+            break
+        mid = float(np.sqrt(pts[i] * pts[i + 1]))
+        if not pts[i] < mid < pts[i + 1]:
+            break
+        floor[mid] = floor_at(mid)
+        pts.insert(i + 1, mid)
+    return float(min(_staircase(obj, pts, floor, e_least)))
+
+
+def _grid(d_lo: float, d_hi: float, grid: int) -> list[float]:
+    return sorted({d_lo, d_hi, *np.geomspace(d_lo, d_hi, grid).tolist()}) \
+        if d_hi > d_lo else [d_lo]
+
+
+def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
+                     paths: bool = True, budget: Any = None) -> FullSpaceBound:
     """A lower bound on E^n·D^m over every tree the analyzer accepts (issue 30): for
     each root run count R (:func:`row_terms`), the staircase of the energy envelope
     (:func:`energy_floor`) over latency: for D in [d_k, d_{k+1}], E ≥ E*(d_{k+1}) and
     D ≥ d_k, so min_k obj(E*(d_{k+1}), d_k) with the last step open (E ≥ the least
     energy); the grid starts at the least latency, is geometric up to the latency of the
     least-energy rows and is refined ``refinements`` times at the binding step. The
-    bound is the least over R (every tree has one)."""
+    bound is the least over R (every tree has one).
+
+    With ``paths`` the root run counts whose row bound is below the best bound so far
+    (least first) are refined by the dependency-path envelope (:class:`PathEnvelope`):
+    its least latency starts the grid, and each point's floor is the larger of the two
+    envelopes'. ``budget`` (a :class:`~chipsched.budget.Budget`) stops that refinement
+    when it runs out; the row bound stands for what was not refined."""
     t0 = time.perf_counter()
     an = instance.analyzer
     G, B, hw = an.G, an.B, an.hw
+    bw = float(hw.dram.bytes_per_s)
     obj = instance.objective
     basic = lower_bound(instance)
     by_r: dict[int, float] = {}
-    curves: list[tuple[list[tuple[float, float]], float]] = []
-    e_min, d_min = np.inf, np.inf
+    curves: dict[int, tuple[list[tuple[float, float]], float]] = {}
+    kept: dict[int, tuple[RowTerms, float, float]] = {}
+    e_min = np.inf
+    d_min: dict[int, float] = {}
     for R in divisors(B):
         terms = row_terms(instance, R)
         if not np.all(np.isfinite(terms.energy_j.min(axis=1))):
@@ -393,43 +675,65 @@ def full_space_bound(instance: Any, refinements: int = 24,
         pick = (np.arange(len(k)), k)
         d_hi = max(d_lo, float(terms.busy_s[pick].sum()) / G, float(terms.own_s[pick].max()),
                    float(dram_time_s(float(terms.dram_bytes[pick].sum()), hw)))
-        e_min, d_min = min(e_min, e_r), min(d_min, d_lo)
-        pts = sorted({d_lo, d_hi, *np.geomspace(d_lo, d_hi, grid).tolist()}) \
-            if d_hi > d_lo else [d_lo]
-        bw = float(hw.dram.bytes_per_s)
+        e_min, d_min[R] = min(e_min, e_r), d_lo
+        pts = _grid(d_lo, d_hi, grid)
         floor = {d: energy_floor(terms, d, G, bw) for d in pts}
-
-        def steps(pts=pts, floor=floor, e_r=e_r) -> list[float]:
-            v = [obj(floor[pts[i + 1]], pts[i]) for i in range(len(pts) - 1)]
-            return v + [obj(e_r, pts[-1])]
-
-        for _ in range(refinements if len(pts) > 1 else 0):
-            vals = steps()
-            i = int(np.argmin(vals))
-            if i == len(pts) - 1:
-                break
-            mid = float(np.sqrt(pts[i] * pts[i + 1]))
-            if not pts[i] < mid < pts[i + 1]:
-                break
-            floor[mid] = energy_floor(terms, mid, G, bw)
-            pts.insert(i + 1, mid)
-        by_r[R] = float(min(steps()))
-        curves.append(([(d, floor[d]) for d in pts], e_r))
+        by_r[R] = _refined(obj, pts, floor, e_r,
+                           lambda d, terms=terms: energy_floor(terms, d, G, bw), refinements)
+        curves[R] = ([(d, floor[d]) for d in pts], e_r)
+        kept[R] = (terms, e_r, d_hi)
     finite = {r: v for r, v in by_r.items() if np.isfinite(v)}
     if not finite:  # cannot happen for an instance that passed check_fits
         raise InputError(f"instance {instance.name!r}", "no root run count has a usable "
                          "row for every layer", "use a chip with larger buffers")
+    path_stats: dict[str, Any] | None = None
+    if paths:
+        path_stats = {"root_runs": [], "lps": 0, "lp_s": 0.0, "complete": True}
+        best = np.inf
+        for R in sorted(finite, key=finite.__getitem__):
+            if by_r[R] >= best:
+                break  # sorted: no later R can lower the least bound
+            if budget is not None and budget.exhausted():
+                path_stats["complete"] = False
+                break
+            terms, e_r, d_hi = kept[R]
+            pe = PathEnvelope(terms, an.preds, G, bw)
+            d0 = max(d_min[R], pe.latency_floor(d_min[R]))
+            k = terms.energy_j.argmin(axis=1)
+            pick = (np.arange(len(k)), k)
+            d1 = max(d0, d_hi, path_latency(terms.run_s[pick], terms.own_s[pick], an.preds))
+
+            def floor_at(d: float, terms: RowTerms = terms, pe: PathEnvelope = pe) -> float:
+                f = energy_floor(terms, d, G, bw)
+                if np.isfinite(f) and (budget is None or not budget.exhausted()):
+                    f = max(f, pe.energy_floor(d))
+                return f
+
+            pts = _grid(d0, d1, grid)
+            floor = {d: floor_at(d) for d in pts}
+            v = _refined(obj, pts, floor, e_r, floor_at, refinements)
+            by_r[R] = max(by_r[R], v)
+            best = min(best, by_r[R])
+            d_min[R] = d0
+            curves[R] = ([(d, floor[d]) for d in pts], e_r)
+            path_stats["root_runs"].append(R)
+            path_stats["lps"] += pe.lps
+            path_stats["lp_s"] += pe.lp_s
+        if budget is not None and budget.exhausted():
+            path_stats["complete"] = False
+        finite = {r: v for r, v in by_r.items() if np.isfinite(v)}
     best_r = min(finite, key=finite.__getitem__)
-    ds = sorted({d for c, _ in curves for d, _ in c})
+    ds = sorted({d for c, _ in curves.values() for d, _ in c})
     env = []
     for d in ds:
         # a tree with root run count R and latency ≤ d has energy ≥ that R's floor at
         # the smallest of its points ≥ d (or its least energy beyond its last point)
         lows = []
-        for c, e_r in curves:
+        for c, e_r in curves.values():
             nxt = [e for dd, e in c if dd >= d]
             lows.append(nxt[0] if nxt else e_r)
         env.append((d, float(min(lows))))
     return FullSpaceBound(objective=finite[best_r], root_runs=best_r, energy_j=float(e_min),
-                          latency_s=float(d_min), by_root_runs=by_r, envelope=tuple(env),
-                          basic=basic, seconds=time.perf_counter() - t0)
+                          latency_s=float(min(d_min.values())), by_root_runs=by_r,
+                          envelope=tuple(env), basic=basic,
+                          seconds=time.perf_counter() - t0, paths=path_stats)
