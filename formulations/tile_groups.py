@@ -768,7 +768,7 @@ def bound(instance: Instance, options: SolveOptions) -> MethodOutput:
     (:func:`chipsched.problems.tile_groups.bound.full_space_bound`, which refines the
     per-layer :func:`~chipsched.problems.tile_groups.bound.lower_bound`); its stats hold
     the lower envelope E*(D) of energy against latency."""
-    fb = full_space_bound(instance, budget=options.budget)
+    fb = full_space_bound(instance, budget=options.budget, progress=options.report)
     cut_short = fb.paths is not None and not fb.paths["complete"]
     return MethodOutput(
         Status.BOUND_ONLY, bound=fb.objective, stats=fb.to_dict(),

@@ -408,3 +408,23 @@ def test_any_multipliers_give_an_energy_floor_below_the_best_row_choice(L, M, se
                 best = min(best, float(terms.energy_j[pick].sum()))
         y = rng.exponential(rng.uniform(0.1, 20), n_rows) * (rng.random(n_rows) < 0.7)
         assert pe.lagrangian_energy(y, d) <= best * (1 + REL)
+
+
+def test_the_bound_reports_its_lps_and_stops_them_at_its_budget():
+    """Progress hears of every path LP; a spent budget stops the LPs, says so and leaves
+    the row bound of §4.2 (valid, and no higher)."""
+    from chipsched.budget import Budget
+
+    inst = chipsched.make_instance("tile_groups", "tiny-chain", "edge-4x4", batch=1)
+    seen: list = []
+    r = chipsched.solve("tile_groups", inst, "bound",
+                        progress=lambda d, t, n: seen.append((d, t, n)))
+    assert seen and all(0 < d <= t for d, t, _ in seen)
+    assert "dependency-path" in seen[-1][2]
+    assert r.metrics["solver"]["paths"]["lps"] == seen[-1][0]
+    full = full_space_bound(inst)
+    rows = full_space_bound(inst, paths=False)
+    spent = Budget(0.0)
+    stopped = full_space_bound(inst, budget=spent)
+    assert not stopped.paths["complete"] and stopped.paths["lps"] == 0
+    assert stopped.objective == rows.objective <= full.objective

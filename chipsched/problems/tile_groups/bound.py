@@ -639,7 +639,8 @@ def _grid(d_lo: float, d_hi: float, grid: int) -> list[float]:
 
 
 def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
-                     paths: bool = True, budget: Any = None) -> FullSpaceBound:
+                     paths: bool = True, budget: Any = None,
+                     progress: Any = None) -> FullSpaceBound:
     """A lower bound on E^n·D^m over every tree the analyzer accepts (issue 30): for
     each root run count R (:func:`row_terms`), the staircase of the energy envelope
     (:func:`energy_floor`) over latency: for D in [d_k, d_{k+1}], E ≥ E*(d_{k+1}) and
@@ -652,7 +653,8 @@ def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
     (least first) are refined by the dependency-path envelope (:class:`PathEnvelope`):
     its least latency starts the grid, and each point's floor is the larger of the two
     envelopes'. ``budget`` (a :class:`~chipsched.budget.Budget`) stops that refinement
-    when it runs out; the row bound stands for what was not refined."""
+    when it runs out; the row bound stands for what was not refined. ``progress(done,
+    total, note)`` hears of every LP (``total``: the most the refinement may solve)."""
     t0 = time.perf_counter()
     an = instance.analyzer
     G, B, hw = an.G, an.B, an.hw
@@ -689,6 +691,7 @@ def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
     path_stats: dict[str, Any] | None = None
     if paths:
         path_stats = {"root_runs": [], "lps": 0, "lp_s": 0.0, "complete": True}
+        most = len(finite) * (grid + refinements + 3)  # LPs at most: latency, grid, refinements
         best = np.inf
         for R in sorted(finite, key=finite.__getitem__):
             if by_r[R] >= best:
@@ -703,10 +706,14 @@ def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
             pick = (np.arange(len(k)), k)
             d1 = max(d0, d_hi, path_latency(terms.run_s[pick], terms.own_s[pick], an.preds))
 
-            def floor_at(d: float, terms: RowTerms = terms, pe: PathEnvelope = pe) -> float:
+            def floor_at(d: float, terms: RowTerms = terms, pe: PathEnvelope = pe,
+                         R: int = R) -> float:
                 f = energy_floor(terms, d, G, bw)
                 if np.isfinite(f) and (budget is None or not budget.exhausted()):
                     f = max(f, pe.energy_floor(d))
+                    if progress is not None:
+                        progress(path_stats["lps"] + pe.lps, most, "bound: dependency-path "
+                                 f"envelope, root run count {R}, {pe.lps} LPs")
                 return f
 
             pts = _grid(d0, d1, grid)
