@@ -17,8 +17,6 @@ import sys
 import time
 from dataclasses import replace
 
-import numpy as np
-
 
 def _network(rng: random.Random, n: int):
     from chipsched.workload import Layer, OpKind, Workload
@@ -35,22 +33,6 @@ def _network(rng: random.Random, n: int):
     return Workload("hunt", tuple(layers), tuple(edges))
 
 
-def _tree_path_latency(inst, tree, terms) -> float:
-    from chipsched.problems.tile_groups.bound import path_latency
-
-    an = inst.analyzer
-    nb, L = len(an.table.batches), len(an.names)
-    run, own = np.zeros(L), np.zeros(L)
-    segs, b, _ = an.segments_of(tree)
-    for s in segs:
-        leaves: list = []
-        an.walk(s, b, 0, an.G, 1, (), leaves, {})
-        for lf in leaves:
-            col = (lf.hi - lf.lo - 1) * nb + an.bidx[lf.batch]
-            run[lf.layer], own[lf.layer] = terms.run_s[lf.layer, col], terms.own_s[lf.layer, col]
-    return path_latency(run, own, an.preds)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -63,7 +45,7 @@ def main() -> int:
     from chipsched.heuristics import tile_groups as H
     from chipsched.instances.chips import get_chip
     from chipsched.problems.tile_groups import Infeasible, Instance
-    from chipsched.problems.tile_groups.bound import full_space_bound, row_terms
+    from chipsched.problems.tile_groups.bound import full_space_bound, tree_path_latency
 
     rng = random.Random(args.seed)
     t_end = time.perf_counter() + args.seconds
@@ -99,7 +81,7 @@ def main() -> int:
                 continue
             tree = moved[0]
             n_tree += 1
-            path = _tree_path_latency(inst, tree, row_terms(inst, t.root_runs))
+            path = tree_path_latency(inst, tree)
             obj = inst.objective(t.energy.total, t.latency)
             closest = max(closest, fb.objective / obj)
             tight += t.latency <= path * (1 + 1e-6)

@@ -27,6 +27,7 @@ from chipsched.problems.tile_groups.bound import (
     full_space_bound,
     path_latency,
     row_terms,
+    tree_path_latency,
 )
 from tests.test_tile_groups_methods import _net
 
@@ -113,28 +114,7 @@ def test_each_row_term_is_paid_by_the_tree_that_uses_the_row(inst):
         assert t.energy.total >= e_sum * (1 - REL), tree
         assert t.latency * an.G >= busy * (1 - REL), tree
         assert t.dram_bytes >= dbytes * (1 - REL), tree
-        assert t.latency >= _tree_path_latency(inst, tree, terms) * (1 - REL), tree
-
-
-def _tree_rows(inst: Instance, tree):
-    """(layer, column of its row) of every leaf of ``tree``."""
-    an = inst.analyzer
-    nb = len(an.table.batches)
-    segs, b, _runs = an.segments_of(tree)
-    for s in segs:
-        leaves: list = []
-        an.walk(s, b, 0, an.G, 1, (), leaves, {})
-        for lf in leaves:
-            yield lf.layer, (lf.hi - lf.lo - 1) * nb + an.bidx[lf.batch]
-
-
-def _tree_path_latency(inst: Instance, tree, terms) -> float:
-    """``path_latency`` of the rows ``tree`` runs its layers on."""
-    L = len(inst.analyzer.names)
-    run, own = np.zeros(L), np.zeros(L)
-    for i, c in _tree_rows(inst, tree):
-        run[i], own[i] = terms.run_s[i, c], terms.own_s[i, c]
-    return path_latency(run, own, inst.analyzer.preds)
+        assert t.latency >= tree_path_latency(inst, tree) * (1 - REL), tree
 
 
 def _dag(draw, n: int):
@@ -183,8 +163,7 @@ def test_no_tree_is_faster_than_its_rows_dependency_paths(inst):
     seen = 0
     for tree, t in _trees(inst):
         seen += 1
-        terms = row_terms(inst, t.root_runs)
-        assert t.latency >= _tree_path_latency(inst, tree, terms) * (1 - REL), tree
+        assert t.latency >= tree_path_latency(inst, tree) * (1 - REL), tree
         assert inst.objective(t.energy.total, t.latency) >= fb.objective * (1 - REL), tree
     assume(seen > 0)
 

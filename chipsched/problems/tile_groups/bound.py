@@ -609,6 +609,24 @@ def path_latency(run_s: np.ndarray, own_s: np.ndarray,
     return float((head + own_s + tail).max()) if L else 0.0
 
 
+def tree_path_latency(instance: Any, tree: Any) -> float:
+    """:func:`path_latency` of the rows ``tree`` (a :class:`~.tree.Node`) runs its layers
+    on — the dependency-path latency the relaxation charges that tree, at most its
+    latency (the theorem of :class:`PathEnvelope`)."""
+    an = instance.analyzer
+    segs, b, runs = an.segments_of(tree)
+    terms = row_terms(instance, runs)
+    nb, L = len(an.table.batches), len(an.names)
+    run, own = np.zeros(L), np.zeros(L)
+    for s in segs:
+        leaves: list[Any] = []
+        an.walk(s, b, 0, an.G, 1, (), leaves, {})
+        for lf in leaves:
+            col = (lf.hi - lf.lo - 1) * nb + an.bidx[lf.batch]
+            run[lf.layer], own[lf.layer] = terms.run_s[lf.layer, col], terms.own_s[lf.layer, col]
+    return path_latency(run, own, an.preds)
+
+
 def _staircase(obj: Any, pts: list[float], floor: dict[float, float],
                e_least: float) -> list[float]:
     """obj(E*(d_{k+1}), d_k) per step, and obj(least energy, last point) beyond it."""
