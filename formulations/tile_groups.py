@@ -766,8 +766,9 @@ def bruteforce(instance: Instance, options: SolveOptions, params: BruteParams
 def bound(instance: Instance, options: SolveOptions) -> MethodOutput:
     """E^n·D^m bound valid for every tree the analyzer accepts
     (:func:`chipsched.problems.tile_groups.bound.full_space_bound`, which refines the
-    per-layer :func:`~chipsched.problems.tile_groups.bound.lower_bound`); its stats hold
-    the lower envelope E*(D) of energy against latency."""
+    per-layer :func:`~chipsched.problems.tile_groups.bound.lower_bound` and, within the
+    run's budget, adds the dependency-path envelope); its stats hold the lower envelope
+    E*(D) of energy against latency and what the path LPs did (``paths``)."""
     fb = full_space_bound(instance, budget=options.budget, progress=options.report)
     cut_short = fb.paths is not None and not fb.paths["complete"]
     return MethodOutput(
