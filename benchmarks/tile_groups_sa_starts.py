@@ -10,7 +10,8 @@ With ``--keep-better`` a run that beats the library's best known is written as t
 best known (re-evaluated by the verifier, with its method, start, parameters, seed);
 ``--seed-list`` re-runs chosen seeds (the SA is deterministic per seed); ``--param
 NAME=VALUE`` passes an SA parameter (as ``chipsched solve -p``), e.g. ``--param tries=8
---param independent=4``.
+--param independent=4``; ``--time-limit S`` gives every run S seconds (as
+``chipsched solve --time-limit``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def main() -> None:
                     help="write a run better than the best known into the library")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="an SA parameter (as `chipsched solve -p`)")
+    ap.add_argument("--time-limit", type=float, default=None, metavar="S",
+                    help="seconds per run (default: none, every try runs to its end)")
     args = ap.parse_args()
     seeds = args.seed_list if args.seed_list else list(range(args.seeds))
 
@@ -67,11 +70,11 @@ def main() -> None:
             for seed in seeds:
                 t = time.perf_counter()
                 r = solve("tile_groups", inst, "sa", seed=seed, threads=1, start=start,
-                          **params)
+                          time_limit=args.time_limit, **params)
                 secs.append(time.perf_counter() - t)
                 vals.append(float(r.objective))
                 if args.keep_better and keep_if_better(e, r, {"start": start, **params},
-                                                       seed, None) is not None:
+                                                       seed, args.time_limit) is not None:
                     print(f"{id_}: seed {seed} ({r.objective:.4g}) is the new best known",
                           file=sys.stderr, flush=True)
                     bk = library.best_known(e)
