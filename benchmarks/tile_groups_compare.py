@@ -5,9 +5,9 @@ For each network × batch × platform (edge-4x4 with E²·D, cloud-12x12 with E�
 
 * ``ls``, ``lp`` — the best layer-sequential / layer-pipelined schemes (Tangram-style
   DPs); the better one is the *baseline*, as in the document's comparison;
-* ``sa`` with its defaults (wrapped start, OP1–OP9, β = 100, best of 4 chained tries) for each
-  seed; the table reports the best seed, and wins are counted both for the best seed
-  and for every seed's run;
+* ``sa`` with its defaults (docs/tile_groups.md §5: OP1–OP9, β = 100, 8 tries since
+  2026-12-06) for each seed; the table reports the best seed, and wins are counted both
+  for the best seed and for every seed's run;
 * ``bound`` — the full-space lower bound, and each SA's ratio to it;
 * ``dp-seg-npt`` — the exact optimum of LS/S segments with the NPT allocation, and
   ``dp-seg`` — the exact optimum of the whole segmented space (every allocation), each
@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     plot_comparison(plot_rows, png, methods=("ls", "lp", "sa", "dp_seg_npt"))
     cmd = "python benchmarks/tile_groups_compare.py " + " ".join(
         sys.argv[1:] if argv is None else argv)
-    print(f"Command: `{cmd.strip()}` (β = {beta:g}, {seeds} SA seed(s) of 4 tries each, "
+    print(f"Command: `{cmd.strip()}` (β = {beta:g}, {seeds} SA seed(s) of the default tries, "
           f"best seed reported; DP limit {dp_limit:g} s; {time.perf_counter() - t0:.0f} s "
           "wall)\n")
     print(table(rows))

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from chipsched.api import registry, solve
+from chipsched.heuristics.tile_groups import SAParams
 from chipsched.instances.chips import get_chip
 from chipsched.instances.networks import get_network
 from chipsched.problems.tile_groups import Instance
@@ -137,9 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     erows = exact_rows(seeds, a.quick, a.plot or None)
     cmd = "python benchmarks/tile_groups_quality.py " + " ".join(sys.argv[1:] if argv is None
                                                                    else argv)
-    print(f"Command: `{cmd.strip()}` (SA defaults: β = 100, T0 = 0.07, α = 8, wrapped "
-          "start, OP1–OP9, best of 4 chained tries; "
-          f"{time.perf_counter() - t0:.0f} s wall)\n")
+    d = SAParams()
+    print(f"Command: `{cmd.strip()}` (SA defaults: β = {d.beta:g}, T0 = 0.07, α = 8, "
+          f"start {d.start!r}, OP1–OP9, {d.tries} tries, the first {d.independent} from the "
+          f"start; {time.perf_counter() - t0:.0f} s wall)\n")
     print("SA vs the full-space brute-force optimum (objective E²·D):\n")
     print("| case | trees | optimum | brute force (s) | SA best / mean / worst gap | "
           "seeds at optimum | SA below optimum | SA worse than start | SA (s) |")

@@ -1,8 +1,8 @@
 """How much the SA's result depends on its seed, per start (issue 30, item 4): the
-default SA (4 chained tries of β × layers rounds, no time limit) from the wrapped start
-(the default) and from the better LS/LP DP tree (``-p start=dp``), seeds 0..N-1, on
-chipsched-lib instances; per instance and start the objectives, their spread (worst /
-best) and the median over the library's best known.
+default SA (8 tries of β × layers rounds since 2026-12-06, 4 chained before; no time
+limit) from the wrapped start and from the better LS/LP DP tree (``-p start=dp``),
+seeds 0..N-1, on chipsched-lib instances; per instance and start the objectives, their
+spread (worst / best) and the median over the library's best known.
 
     python benchmarks/tile_groups_sa_starts.py tg-resnet50-v1-edge-b8 --seeds 3
 

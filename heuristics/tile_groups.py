@@ -588,34 +588,35 @@ class SAParams:
     moves: str = param("extended", "operators: OP1–OP6 of the document plus OP7 merge / "
                        "OP8 split of adjacent cuts and OP9 T↔S flip ('extended', ours), or "
                        "OP1–OP6 only ('document')", choices=MOVES)
-    tries: int = param(4, "anneals of β × layers rounds each, the best kept (SET's "
-                       "experiment runs 4 tries per search)", ge=1)
-    independent: int = param(1, "the first N tries start from the same first tree (SET's "
+    tries: int = param(8, "anneals of β × layers rounds each, the best kept (SET's "
+                       "experiment runs 4 tries per search; 8 since issue 30)", ge=1)
+    independent: int = param(4, "the first N tries start from the same first tree (SET's "
                              "independent tries); every later try starts from the best "
-                             "tree so far (a reheat; ours). 1 (default): every try after "
-                             "the first chained; ≥ tries: SET's setup", ge=1)
+                             "tree so far (a reheat; ours). 4 (default): four draws, then "
+                             "four reheats of the best; 1: every try after the first "
+                             "chained; ≥ tries: SET's setup", ge=1)
 
 
 @method("tile_groups", "sa", "heuristic",
         "SET simulated annealing over RA trees (OP1-OP6 + OP7-OP9, T0=0.07, α=8, β=100, "
-        "best of 4 chained tries)",
+        "best of 4 draws + 4 reheats)",
         source="seed 002 (SET, ISCA 2023); SET-ISCA2023 sa.cpp, main.cpp", randomized=True,
         space="full tree space, NPT tile allocation", params=SAParams, warm_start=True)
 def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOutput:
     """SET's SA: ``tries`` anneals of ``iterations`` (default β × layers) rounds each, the
     best tree kept. The first try starts from ``start`` (by default the better of the
     wrapped layers and the LS/LP DP trees; or either, or SET's LS start; a warm start
-    overrides it). The first ``independent`` tries (default 1) start from it, as SET's
+    overrides it). The first ``independent`` tries (default 4 of 8) start from it, as SET's
     tries do (``main.cpp`` runs its 4 in parallel threads, we run them one after
-    another); every later try starts from the best tree so far, a reheat (ours) — the
-    same rounds as SET's tries, arranged as a chain (``independent ≥ tries``: SET's
-    setup). ``space`` 'full' (default), or 'ls'/'lp' to search only
+    another); every later try starts from the best tree so far, a reheat (ours) — SET's
+    independent draws followed by as many reheats of the best (``independent ≥ tries``:
+    SET's setup). ``space`` 'full' (default), or 'ls'/'lp' to search only
     trees whose root children are T cuts / S cuts of leaves (the authors' LS-only and
     LP-only searches).
     Never returns a tree worse than its start.
 
     Try i draws from its own stream (``numpy.random.SeedSequence(seed).spawn``), so the
-    tries of seeds 0 and 1 are 8 distinct anneals (SET seeds try i with seed + i)."""
+    tries of seeds 0 and 1 are 16 distinct anneals (SET seeds try i with seed + i)."""
     n = params.iterations if params.iterations is not None else \
         int(round(params.beta * len(instance.workload)))
     n = max(0, n)

@@ -128,9 +128,9 @@ def test_method_parameters_from_the_command_line():
     few = run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "--batch", "2",
               "-m", "sa", "-p", "beta=2", "--json")
     assert few.exit_code == 0, few.output
-    # β rounds per layer and try: β = 2 on the 7-layer tiny net is 14 rounds × 4 tries
+    # β rounds per layer and try: β = 2 on the 7-layer tiny net is 14 rounds × 8 tries
     solver = json.loads(few.stdout)["metrics"]["solver"]
-    assert [t["iterations"] for t in solver["tries"]] == [2 * 7] * 4
+    assert [t["iterations"] for t in solver["tries"]] == [2 * 7] * 8
     _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "-m", "sa",
                         "-p", "colour=red"), "parameter 'colour'", "beta")
     _one_line_error(run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "-m", "sa",
@@ -155,7 +155,7 @@ def test_compare_routes_parameters_to_the_methods_that_take_them():
               "--methods", "ls,sa", "-p", "beta=2", "--json")
     assert res.exit_code == 0, res.output
     by = {r["method"]: r for r in json.loads(res.stdout)["results"]}
-    assert by["sa"]["metrics"]["solver"]["iterations"] == 14 * 4  # β × layers × tries
+    assert by["sa"]["metrics"]["solver"]["iterations"] == 14 * 8  # β × layers × tries
     _one_line_error(run("compare", "tile_groups", "-i", "tiny", "-c", "edge-4x4",
                         "--methods", "ls,lp", "-p", "beta=2"), "parameter 'beta'")
 

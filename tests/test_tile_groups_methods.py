@@ -455,11 +455,14 @@ def test_sa_reports_per_operator_counts_and_document_moves_use_op1_to_op6():
     doc = call(H.sa, inst, SolveOptions(seed=3), beta=30, moves="document")
     assert set(ext.stats["operators"]) == {f"op{k}" for k in range(1, 10)}
     assert set(doc.stats["operators"]) == {f"op{k}" for k in range(1, 7)}
-    for ops in (ext.stats["operators"], doc.stats["operators"]):
+    for out in (ext, doc):
+        ops = out.stats["operators"]
         for c in ops.values():
             assert c["accepted"] <= c["proposed"] - c["infeasible"]
             assert c["improved"] <= c["proposed"] - c["infeasible"]
-        assert sum(c["proposed"] for c in ops.values()) <= 4 * 30 * len(inst.workload)
+        # at most one proposal per round: β × layers rounds per try
+        assert sum(c["proposed"] for c in ops.values()) <= \
+            len(out.stats["tries"]) * 30 * len(inst.workload)
 
 
 def test_op9_flips_a_cut_type_and_keeps_children_and_sub_batches():
@@ -486,7 +489,7 @@ def test_op9_flips_a_cut_type_and_keeps_children_and_sub_batches():
 
 def test_sa_chains_tries_from_the_best_tree_or_runs_them_independently():
     inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
-    chained = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3)
+    chained = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=1)
     runs = chained.stats["tries"]
     start = runs[0]["start_objective"]
     for i, r in enumerate(runs):  # try i starts from the best of the tries before it
@@ -502,6 +505,12 @@ def test_sa_chains_tries_from_the_best_tree_or_runs_them_independently():
         [r["objective"] for r in independent.stats["tries"][:2]]
     assert h[0]["start_objective"] == h[1]["start_objective"] == start
     assert h[2]["start_objective"] == min(start, h[0]["objective"], h[1]["objective"])
+    # the default: four draws from the start, then four reheats of the best so far
+    default = call(H.sa, inst, SolveOptions(seed=5), beta=5)
+    d = default.stats["tries"]
+    assert len(d) == 8 and {r["start_objective"] for r in d[:4]} == {start}
+    for i in range(4, 8):
+        assert d[i]["start_objective"] == min([start, *(q["objective"] for q in d[:i])])
 
 
 def test_sa_keeps_the_best_of_independent_tries():
