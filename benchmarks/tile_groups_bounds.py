@@ -35,6 +35,18 @@ CHIPS = {"edge-4x4": "e2d", "cloud-12x12": "ed2"}
 BATCHES = (1, 8, 64)
 
 
+def gm(xs: list[float]) -> float:
+    """Geometric mean."""
+    return math.exp(sum(map(math.log, xs)) / len(xs))
+
+
+def add_grid_args(ap: argparse.ArgumentParser) -> None:
+    """--networks, --chips, --batches: which configurations of SET's grid to run."""
+    ap.add_argument("--networks", nargs="+", default=list(NETWORKS))
+    ap.add_argument("--chips", nargs="+", default=list(CHIPS))
+    ap.add_argument("--batches", nargs="+", type=int, default=list(BATCHES))
+
+
 def best_from_grid_table(path: Path, column: str = "best"
                          ) -> dict[tuple[str, str, int], float]:
     """(network, chip, batch) → the least objective of the grid table's row: LS, LP, SA
@@ -133,9 +145,6 @@ def three_numbers(path: Path, chips: list[str], networks: list[str], batches: li
                       f"{fb.seconds:.1f} ({fb.paths['lps'] if fb.paths else 0}) |",
                       flush=True)
 
-    def gm(xs: list[float]) -> float:
-        return math.exp(sum(map(math.log, xs)) / len(xs))
-
     with_sa = [r for r in rows if r[0] is not None and r[2]]
     med_ok = sum(r[0] / r[2] <= SA_SIDE for r in with_sa)
     worst_ok = sum(r[1] / r[2] <= BOUND_SIDE for r in with_sa)
@@ -149,9 +158,7 @@ def three_numbers(path: Path, chips: list[str], networks: list[str], batches: li
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--networks", nargs="+", default=list(NETWORKS))
-    ap.add_argument("--chips", nargs="+", default=list(CHIPS))
-    ap.add_argument("--batches", nargs="+", type=int, default=list(BATCHES))
+    add_grid_args(ap)
     ap.add_argument("--best-from", type=Path, default=None,
                     help="docs/benchmarks.md: divide the grid table's best by the bound")
     ap.add_argument("--library", action="store_true",
@@ -207,9 +214,6 @@ def main() -> None:
                       f"{fb.objective:.4g} | {tighter[-1]:.3f}× | {fb.root_runs}{lib} | "
                       f"{'' if r is None else f'{r:.3g}'} | {dt:.1f} ({fb.seconds:.1f}) |",
                       flush=True)
-
-    def gm(xs: list[float]) -> float:
-        return math.exp(sum(map(math.log, xs)) / len(xs))
 
     print(f"\ntighter than the per-layer bound: geometric mean {gm(tighter):.3f}×, "
           f"range {min(tighter):.3f}–{max(tighter):.3f}×")

@@ -25,15 +25,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections import defaultdict
 
 import numpy as np
-
-NETWORKS = ("resnet50-v1", "googlenet", "inception-resnet-v1", "pnasnet5-large",
-            "transformer-set-isca23")
-CHIPS = {"edge-4x4": "e2d", "cloud-12x12": "ed2"}
-BATCHES = (1, 8, 64)
+from tile_groups_bounds import add_grid_args, gm
 
 
 def least_energy_parts(instance, root_runs: int) -> dict[str, float]:
@@ -92,9 +87,7 @@ def tree_parts(instance, metrics: dict) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--networks", nargs="+", default=list(NETWORKS))
-    ap.add_argument("--chips", nargs="+", default=list(CHIPS))
-    ap.add_argument("--batches", nargs="+", type=int, default=list(BATCHES))
+    add_grid_args(ap)
     args = ap.parse_args()
 
     from chipsched import library
@@ -138,9 +131,6 @@ def main() -> None:
                       f"{m['energy']['noc_j'] * 1e3:.4g} / {rel['noc_j'] * 1e3:.4g} | "
                       f"{d / fb.latency_s:.2f} | {tp['segments']} "
                       f"({100 * tp['dram_bound_share']:.0f} %) |", flush=True)
-
-    def gm(xs: list[float]) -> float:
-        return math.exp(sum(map(math.log, xs)) / len(xs))
 
     if factors:
         r, ef, lf = zip(*factors, strict=True)

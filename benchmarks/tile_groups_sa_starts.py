@@ -11,7 +11,11 @@ best known (re-evaluated by the verifier, with its method, start, parameters, se
 ``--seed-list`` re-runs chosen seeds (the SA is deterministic per seed); ``--param
 NAME=VALUE`` passes an SA parameter (as ``chipsched solve -p``), e.g. ``--param tries=8
 --param independent=4``; ``--time-limit S`` gives every run S seconds (as
-``chipsched solve --time-limit``).
+``chipsched solve --time-limit``). ``--per-try`` also prints, per instance and start,
+the median and worst seed over the best known after each try k: try i draws from the
+i-th stream of ``SeedSequence(seed).spawn`` whatever the number of tries, so the first k
+tries of a run with ``tries=N`` are the run with ``tries=k`` (for k ≥ ``independent``) —
+one run of 16 tries measures every count up to 16.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ def main() -> None:
                     help="an SA parameter (as `chipsched solve -p`)")
     ap.add_argument("--time-limit", type=float, default=None, metavar="S",
                     help="seconds per run (default: none, every try runs to its end)")
+    ap.add_argument("--per-try", action="store_true",
+                    help="also the median and worst seed / best known after each try")
     args = ap.parse_args()
     seeds = args.seed_list if args.seed_list else list(range(args.seeds))
 
@@ -61,18 +67,22 @@ def main() -> None:
     print("| instance | start | objective per seed | worst / best | median / best known "
           "| seconds per run |")
     print("|---|---|---|---:|---:|---:|")
+    per_try: list[str] = []
     for id_ in args.ids:
         e = library.entry(id_)
         inst = library.build_instance(e)
         bk = library.best_known(e)
         for start in args.starts:
-            vals, secs = [], []
+            vals, secs, curves = [], [], []
             for seed in seeds:
                 t = time.perf_counter()
                 r = solve("tile_groups", inst, "sa", seed=seed, threads=1, start=start,
                           time_limit=args.time_limit, **params)
                 secs.append(time.perf_counter() - t)
                 vals.append(float(r.objective))
+                tries = r.metrics["solver"]["tries"]
+                best = [min(t["objective"] for t in tries[:k + 1]) for k in range(len(tries))]
+                curves.append(best)
                 if args.keep_better and keep_if_better(e, r, {"start": start, **params},
                                                        seed, args.time_limit) is not None:
                     print(f"{id_}: seed {seed} ({r.objective:.4g}) is the new best known",
@@ -83,6 +93,19 @@ def main() -> None:
             print(f"| {id_} | {start} | {', '.join(f'{v:.4g}' for v in vals)} | "
                   f"{max(vals) / min(vals):.3f} | {rel} | {statistics.median(secs):.0f} |",
                   flush=True)
+            if args.per_try and bk is not None:
+                cells = []
+                for k in range(min(map(len, curves))):
+                    after = [c[k] / bk.objective for c in curves]
+                    ok = statistics.median(after) <= 1.10 and max(after) <= 1.25
+                    cells.append(f"{k + 1}: {statistics.median(after):.3f}, "
+                                 f"{max(after):.3f}{' ✓' if ok else ''}")
+                per_try.append(f"| {id_} | {start} | {' · '.join(cells)} |")
+    if per_try:
+        print("\nmedian, worst seed / best known after each try (✓: within 10 % / 25 %):\n")
+        print("| instance | start | after try k: median, worst |")
+        print("|---|---|---|")
+        print("\n".join(per_try))
 
 
 if __name__ == "__main__":
