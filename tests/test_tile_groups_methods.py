@@ -513,6 +513,17 @@ def test_sa_chains_tries_from_the_best_tree_or_runs_them_independently():
         assert d[i]["start_objective"] == min([start, *(q["objective"] for q in d[:i])])
 
 
+def test_the_first_tries_of_a_longer_run_are_the_shorter_run():
+    """Try i draws from the i-th child of SeedSequence(seed) whatever the number of
+    tries, so ``tile_groups_sa_starts.py --per-try`` reads every shorter run off one."""
+    inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
+    short = call(H.sa, inst, SolveOptions(seed=2), beta=10, tries=3, independent=2)
+    long = call(H.sa, inst, SolveOptions(seed=2), beta=10, tries=5, independent=2)
+    assert [r["objective"] for r in long.stats["tries"][:3]] == \
+        [r["objective"] for r in short.stats["tries"]]
+    assert short.objective == min(r["objective"] for r in long.stats["tries"][:3])
+
+
 def test_sa_keeps_the_best_of_independent_tries():
     inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
     out = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=3)
