@@ -31,12 +31,10 @@ import numpy as np
 from tile_groups_bounds import add_grid_args, gm
 
 
-def least_energy_parts(instance, root_runs: int) -> dict[str, float]:
-    """MAC + buffer energy, DRAM bytes, DRAM and NoC energy of the least-energy rows."""
-    from chipsched.problems.tile_groups.bound import row_terms
-
+def least_energy_parts(instance, t) -> dict[str, float]:
+    """MAC + buffer energy, DRAM bytes, DRAM and NoC energy of the least-energy rows of
+    the row terms ``t`` (:func:`row_terms`)."""
     an = instance.analyzer
-    t = row_terms(instance, root_runs)
     k = t.energy_j.argmin(axis=1)
     idx = np.arange(len(k))
     nb = an.rows.shape[2]
@@ -50,15 +48,14 @@ def least_energy_parts(instance, root_runs: int) -> dict[str, float]:
             "dram_j": dram_j, "noc_j": total - mac_buf - dram_j}
 
 
-def energy_floor_at(instance, root_runs: int, latency_s: float) -> float:
-    """The bound's least energy of a tree with this root run count and latency: the
-    larger of the row relaxation's floor (§4.2) and the dependency-path envelope's
-    (§4.3) at exactly that latency."""
-    from chipsched.problems.tile_groups.bound import PathEnvelope, energy_floor, row_terms
+def energy_floor_at(instance, t, latency_s: float) -> float:
+    """The bound's least energy of a tree with the row terms' root run count and this
+    latency: the larger of the row relaxation's floor (§4.2) and the dependency-path
+    envelope's (§4.3) at exactly that latency."""
+    from chipsched.problems.tile_groups.bound import PathEnvelope, energy_floor
 
     an = instance.analyzer
     bw = float(an.hw.dram.bytes_per_s)
-    t = row_terms(instance, root_runs)
     return max(energy_floor(t, latency_s, an.G, bw),
                PathEnvelope(t, an.preds, an.G, bw).energy_floor(latency_s))
 
@@ -91,7 +88,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from chipsched import library
-    from chipsched.problems.tile_groups.bound import full_space_bound
+    from chipsched.problems.tile_groups.bound import full_space_bound, row_terms
     from chipsched.registry import registry
 
     prob = registry().decision("tile_groups").problem
@@ -115,11 +112,12 @@ def main() -> None:
                 obj, m = prob.evaluate(inst, sol)
                 fb = full_space_bound(inst)
                 d = m["latency_s"]
-                e_star = energy_floor_at(inst, int(m["root_runs"]), d)
+                terms = row_terms(inst, int(m["root_runs"]))
+                e_star = energy_floor_at(inst, terms, d)
                 o_star = inst.objective(e_star, d)
                 ef, lf = obj / o_star, o_star / fb.objective
                 factors.append((obj / fb.objective, ef, lf))
-                rel = least_energy_parts(inst, int(m["root_runs"]))
+                rel = least_energy_parts(inst, terms)
                 tp = tree_parts(inst, m)
                 mb = m["energy"]["mac_j"] + m["energy"]["buffer_j"]
                 print(f"| {net} | {chip} | {b} | {obj / fb.objective:.3g} | {ef:.3g} | "

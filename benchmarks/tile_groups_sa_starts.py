@@ -21,6 +21,7 @@ one run of 16 tries measures every count up to 16.
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -63,6 +64,7 @@ def main() -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from library_build import keep_if_better
+    from tile_groups_bounds import BOUND_SIDE, SA_SIDE
 
     print("| instance | start | objective per seed | worst / best | median / best known "
           "| seconds per run |")
@@ -80,9 +82,8 @@ def main() -> None:
                           time_limit=args.time_limit, **params)
                 secs.append(time.perf_counter() - t)
                 vals.append(float(r.objective))
-                tries = r.metrics["solver"]["tries"]
-                best = [min(t["objective"] for t in tries[:k + 1]) for k in range(len(tries))]
-                curves.append(best)
+                curves.append(list(itertools.accumulate(
+                    (q["objective"] for q in r.metrics["solver"]["tries"]), min)))
                 if args.keep_better and keep_if_better(e, r, {"start": start, **params},
                                                        seed, args.time_limit) is not None:
                     print(f"{id_}: seed {seed} ({r.objective:.4g}) is the new best known",
@@ -97,7 +98,7 @@ def main() -> None:
                 cells = []
                 for k in range(min(map(len, curves))):
                     after = [c[k] / bk.objective for c in curves]
-                    ok = statistics.median(after) <= 1.10 and max(after) <= 1.25
+                    ok = statistics.median(after) <= SA_SIDE and max(after) <= BOUND_SIDE
                     cells.append(f"{k + 1}: {statistics.median(after):.3f}, "
                                  f"{max(after):.3f}{' ✓' if ok else ''}")
                 per_try.append(f"| {id_} | {start} | {' · '.join(cells)} |")
