@@ -76,7 +76,7 @@ def best_from_grid_table(path: Path, column: str = "best"
 
 #: the heading of the default SA's seeds table in docs/benchmarks.md and the column of its
 #: seeds (the default's 8 tries since issue 30: the table's last column, "v0, v1, v2 (…)")
-SA_SEEDS_TABLE, SA_SEEDS_COLUMN = "**8 tries (4 draws + 4 reheats) on all 30 rows**", -1
+SA_SEEDS_TABLE, SA_SEEDS_COLUMN = "**Segment recombination on all 30 rows**", -1
 #: the SA carries the uncertainty when its median is more than this above the best known;
 #: the bound when the best known is more than ``BOUND_SIDE`` times it (issue 30's targets)
 SA_SIDE, BOUND_SIDE = 1.10, 1.25
@@ -84,10 +84,16 @@ SA_SIDE, BOUND_SIDE = 1.10, 1.25
 
 def sa_seeds_from(path: Path) -> dict[str, list[float]]:
     """chipsched-lib id → the default SA's objective per seed, from the seeds table of
-    docs/benchmarks.md (rows ``| tg-… | … | v0, v1, v2 (median, worst) ✓ |``, the seeds
-    in column ``SA_SEEDS_COLUMN``)."""
+    docs/benchmarks.md titled ``SA_SEEDS_TABLE`` (rows ``| tg-… | … | v0, v1, v2
+    (median, worst) ✓ |``, the seeds in column ``SA_SEEDS_COLUMN``)."""
+    return read_seeds_table(path, SA_SEEDS_TABLE, SA_SEEDS_COLUMN)
+
+
+def read_seeds_table(path: Path, title: str, column: int = -1) -> dict[str, list[float]]:
+    """chipsched-lib id → objectives per seed from the table after ``title`` in a
+    markdown file (the seeds in ``column``; rows of other formats are skipped)."""
     text = path.read_text()
-    start = text.index(SA_SEEDS_TABLE)
+    start = text.index(title)
     out: dict[str, list[float]] = {}
     rows = False
     for line in text[start:].splitlines()[1:]:
@@ -96,7 +102,7 @@ def sa_seeds_from(path: Path) -> dict[str, list[float]]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         rows = rows or line.startswith("|")
         if len(cells) >= 2 and cells[0].startswith("tg-"):
-            seeds = cells[SA_SEEDS_COLUMN].split(" (")[0]
+            seeds = cells[column].split(" (")[0]
             out[cells[0]] = [float(v) for v in seeds.split(",")]
     return out
 

@@ -14,8 +14,10 @@ NAME=VALUE`` passes an SA parameter (as ``chipsched solve -p``), e.g. ``--param 
 ``chipsched solve --time-limit``). ``--per-try`` also prints, per instance and start,
 the median and worst seed over the best known after each try k: try i draws from the
 i-th stream of ``SeedSequence(seed).spawn`` whatever the number of tries, so the first k
-tries of a run with ``tries=N`` are the run with ``tries=k`` (for k ≥ ``independent``) —
-one run of 16 tries measures every count up to 16.
+tries of a run with ``tries=N`` are the run with ``tries=k`` (for k ≥ ``independent``;
+under ``recombine='reheats'``, the default, the k-try run ends with the recombination
+the N-try run makes before try k + 1, its start) — one run of 16 tries measures every
+count up to 16.
 """
 
 from __future__ import annotations
@@ -28,6 +30,18 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def best_after_each_try(solver: dict, objective: float, independent: int) -> list[float]:
+    """The run's best objective after each try: the running best of the tries, and after
+    try k ≥ ``independent`` the start of try k + 1 (the recombination a k-try run ends
+    with, under ``recombine='reheats'``); the last entry is the run's objective."""
+    tries = solver["tries"]
+    out = list(itertools.accumulate((q["objective"] for q in tries), min))
+    for k in range(independent, len(tries)):
+        out[k - 1] = min(out[k - 1], tries[k]["start_objective"])
+    out[-1] = objective
+    return out
 
 
 def main() -> None:
@@ -82,8 +96,8 @@ def main() -> None:
                           time_limit=args.time_limit, **params)
                 secs.append(time.perf_counter() - t)
                 vals.append(float(r.objective))
-                curves.append(list(itertools.accumulate(
-                    (q["objective"] for q in r.metrics["solver"]["tries"]), min)))
+                curves.append(best_after_each_try(r.metrics["solver"], float(r.objective),
+                                                  params.get("independent", 4)))
                 if args.keep_better and keep_if_better(e, r, {"start": start, **params},
                                                        seed, args.time_limit) is not None:
                     print(f"{id_}: seed {seed} ({r.objective:.4g}) is the new best known",

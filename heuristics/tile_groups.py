@@ -45,7 +45,13 @@ from chipsched.problems.tile_groups import (
     replace_at,
 )
 from chipsched.problems.tile_groups.analyzer import Infeasible
-from chipsched.problems.tile_groups.segments import DPStopped, is_ls, pareto_dp, segment_node
+from chipsched.problems.tile_groups.segments import (
+    DPStopped,
+    is_ls,
+    pareto_dp,
+    pareto_points,
+    segment_node,
+)
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
 
@@ -423,6 +429,118 @@ def wrapped_start(instance: Instance) -> tuple[Node, float]:
     return tree, v
 
 
+#: the most (latency, energy) points segment recombination keeps per shared boundary
+#: (thinned evenly over latency, extremes kept; the best tree of the pool is kept anyway)
+RECOMBINE_FRONT = 256
+RECOMBINE = ("reheats", "end", "off")
+
+
+def _root_of(segments: Sequence[Node], runs: int) -> Node:
+    """The tree whose root children are ``segments``, run ``runs`` times (the form
+    :meth:`Analyzer.segments_of` reads back: a lone segment that is not a T cut is the
+    root itself)."""
+    if len(segments) == 1 and runs == 1 and segments[0].kind != TCUT:
+        return segments[0]
+    return cut(TCUT, segments, runs)
+
+
+def recombine_segments(instance: Instance, trees: Sequence[Node]
+                       ) -> tuple[Node, float, dict[str, Any]]:
+    """Segment recombination [ours]: the best tree whose segments (root children) all
+    come from ``trees``, where a tree may hand over to another only at a segment
+    boundary they share — the same set of layers done before it and the same root
+    sub-batch count.
+
+    A segment's cost depends on its own subtree and batch alone (the analyzer caches it
+    by them: the maps it reads from earlier segments and writes for later ones are
+    fixed by its layer set), and latency and energy add over segments, so a Pareto DP
+    over the shared boundaries (``(latency, energy)`` fronts, at most
+    :data:`RECOMBINE_FRONT` points each) finds the best splice — an exact recombination
+    in the spirit of partition crossover (Whitley, Hains and Howe, "Tunneling between
+    optima: partition crossover for the TSP", GECCO 2009), which also splices parents
+    where they agree. The result is never worse than the best of ``trees``.
+
+    Returns (tree, objective, stats: pool size, distinct segments, shared boundaries,
+    whether the tree is a splice of several trees)."""
+    an = instance.analyzer
+    obj = instance.objective
+    seen: set[Node] = set()
+    pool: list[Node] = []
+    for t in trees:
+        if t not in seen:
+            seen.add(t)
+            pool.append(t)
+    best_tree, best_v = None, math.inf
+    for t in pool:
+        v = an.try_objective(t)
+        if v is not None and v < best_v:
+            best_tree, best_v = t, v
+    if best_tree is None:
+        raise ValueError("segment recombination needs a tree the analyzer can run")
+    # (segment batch, runs) → boundary (bit set of the layers done) → next boundary →
+    # {segment: (time, energy)}
+    graphs: dict[tuple[int, int], dict[int, dict[int, dict[Node, tuple[float, float]]]]] = {}
+    n_segments = 0
+    for t in pool:
+        try:
+            segs, b, runs = an.segments_of(t)
+            costs = [an.segment(sg, b) for sg in segs]
+        except Infeasible:
+            continue
+        g = graphs.setdefault((b, runs), {})
+        done = 0
+        for sg, c in zip(segs, costs, strict=True):
+            nxt = done
+            for x in sg.layers:
+                nxt |= 1 << x
+            opts = g.setdefault(done, {}).setdefault(nxt, {})
+            if sg not in opts:
+                opts[sg] = (c.time, c.energy)
+                n_segments += 1
+            done = nxt
+    spliced = False
+    boundaries = 0
+    for (_b, runs), g in graphs.items():
+        full = (1 << len(instance.workload)) - 1
+        order = sorted({u for u in g} | {v for u in g for v in g[u]}, key=int.bit_count)
+        boundaries += len(order)
+        # front[u]: (latency, energy, (previous boundary, its point, segment))
+        front: dict[int, list[tuple[float, float, Any]]] = {0: [(0.0, 0.0, None)]}
+        for u in order:
+            pts = front.get(u)
+            if not pts:
+                continue
+            if u:
+                pts = pareto_points(pts)
+                if len(pts) > RECOMBINE_FRONT:
+                    idx = sorted({round(x * (len(pts) - 1) / (RECOMBINE_FRONT - 1))
+                                  for x in range(RECOMBINE_FRONT)})
+                    pts = [pts[x] for x in idx]
+                front[u] = pts
+            for v, opts in g.get(u, {}).items():
+                out = front.setdefault(v, [])
+                for ts, es, sg in pareto_points([(ts, es, sg)
+                                                  for sg, (ts, es) in opts.items()]):
+                    out.extend((d + ts, e + es, (u, k, sg))
+                               for k, (d, e, _) in enumerate(pts))
+        end = pareto_points(front.get(full, []))
+        if not end:
+            continue
+        k = min(range(len(end)), key=lambda i: obj(runs * end[i][1], runs * end[i][0]))
+        segs: list[Node] = []
+        pts, u = end, full
+        while u:
+            prev, kk, sg = pts[k][2]
+            segs.append(sg)
+            u, k, pts = prev, kk, front[prev]
+        tree = _root_of(segs[::-1], runs)
+        v = an.try_objective(tree)
+        if v is not None and v < best_v:
+            best_tree, best_v, spliced = tree, v, True
+    return best_tree, best_v, {"pool": len(pool), "segments": n_segments,
+                               "boundaries": boundaries, "spliced": spliced}
+
+
 def initial_tree(instance: Instance) -> tuple[Node, float]:
     """SET's start (``start="ls"``): all leaves under a root T cut in topological order
     (layer-sequential); of the root sub-batch counts that fit the buffers, the one with
@@ -445,13 +563,15 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
            weights: dict[str, float], space: str, greedy_random: bool = False,
            progress: Callable[[float, float | None, str], None] | None = None,
            budget: Budget | None = None,
-           label: str = "sa") -> tuple[Node, float, dict[str, Any]]:
+           label: str = "sa",
+           on_best: Callable[[Node], None] | None = None) -> tuple[Node, float, dict[str, Any]]:
     """The SA loop (SET sa.cpp ``SA_search``): mutate, evaluate (invalid trees are
     dropped), accept by :func:`accept` at :func:`temperature`, keep the best, switch to
     the best tree at ``restart_frac`` of the rounds. ``greedy_random=True`` accepts every
     valid tree (random search). ``progress(done, total, note)`` hears of every 1 % of
     the rounds; ``budget`` is polled every round (the loop ends when it is over:
-    ``stats['stopped']`` says why) and hears of every new best tree."""
+    ``stats['stopped']`` says why) and hears of every new best tree, as does
+    ``on_best(tree)`` (the SA's pool for :func:`recombine_segments`)."""
     an = instance.analyzer
     ctx = _Ctx(frozenset((s, d) for s, d, _ in instance.workload.edges), instance.batch, space)
     w = dict(weights)
@@ -498,6 +618,8 @@ def anneal(instance: Instance, rng: random.Random, *, start: tuple[Node, float],
             po["improved"] += 1
             if budget is not None:
                 budget.improved(v)
+            if on_best is not None:
+                on_best(new)
         temp = math.inf if greedy_random else temperature(r / iterations, t0, alpha)
         if greedy_random or accept(cur_v, v, temp, rng):
             cur, cur_v, cur_s = new, v, new_s
@@ -595,11 +717,16 @@ class SAParams:
                              "tree so far (a reheat; ours). 4 (default): four draws, then "
                              "four reheats of the best; 1: every try after the first "
                              "chained; ≥ tries: SET's setup", ge=1)
+    recombine: str = param("reheats", "segment recombination of the trees the tries "
+                           "found (ours): the best splice at their shared segment "
+                           "boundaries, before every reheat and at the end ('reheats'), "
+                           "at the end only ('end'), or never ('off': the default until "
+                           "2026-12-06)", choices=RECOMBINE)
 
 
 @method("tile_groups", "sa", "heuristic",
         "SET simulated annealing over RA trees (OP1-OP6 + OP7-OP9, T0=0.07, α=8, β=100, "
-        "best of 4 draws + 4 reheats)",
+        "best of 4 draws + 4 reheats, segment recombination)",
         source="seed 002 (SET, ISCA 2023); SET-ISCA2023 sa.cpp, main.cpp", randomized=True,
         space="full tree space, NPT tile allocation", params=SAParams, warm_start=True)
 def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOutput:
@@ -610,7 +737,11 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
     tries do (``main.cpp`` runs its 4 in parallel threads, we run them one after
     another); every later try starts from the best tree so far, a reheat (ours) — SET's
     independent draws followed by as many reheats of the best (``independent ≥ tries``:
-    SET's setup). ``space`` 'full' (default), or 'ls'/'lp' to search only
+    SET's setup). With ``recombine='reheats'`` (default, ours) every reheat starts
+    from the better of that tree and the best splice of every tree the tries so far made
+    their best (:func:`recombine_segments`), and the run ends with one more such splice;
+    'end' splices once at the end (the tries are those of 'off'), 'off' never.
+    ``space`` 'full' (default), or 'ls'/'lp' to search only
     trees whose root children are T cuts / S cuts of leaves (the authors' LS-only and
     LP-only searches).
     Never returns a tree worse than its start.
@@ -629,10 +760,27 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
     per_op: dict[str, dict[str, int]] = {}
     totals = {"iterations": 0, "valid": 0, "accepted": 0, "improved": 0}
     stopped = ""
+    # every tree a try made its best, for segment recombination
+    pool: list[Node] = [start[0]]
+    recombined: list[dict[str, Any]] = []
+
+    def recombine() -> None:
+        nonlocal best
+        assert best is not None
+        t0 = time.perf_counter()
+        tree, v, st = recombine_segments(instance, pool)
+        recombined.append({"before": best[1], "after": min(v, best[1]), **st,
+                           "seconds": time.perf_counter() - t0})
+        if v < best[1]:
+            best = (tree, v)
+            options.budget.improved(v)
+
     for i, stream in enumerate(streams):
         if runs and options.budget.exhausted():
             stopped = options.budget.stop_reason
             break
+        if i >= params.independent and params.recombine == "reheats":
+            recombine()
         progress = None
         if options.progress is not None:
             def progress(done: float, total: float | None, note: str, _i: int = i) -> None:
@@ -642,7 +790,8 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
         tree, v, st = anneal(instance, rng, start=first, iterations=n, t0=params.t0,
                              alpha=params.alpha, restart_frac=params.restart_frac,
                              weights=weights, space=params.space, progress=progress,
-                             budget=options.budget, label=f"SA try {i + 1}/{params.tries}")
+                             budget=options.budget, label=f"SA try {i + 1}/{params.tries}",
+                             on_best=pool.append if params.recombine != "off" else None)
         stopped = stopped or st["stopped"]
         runs.append({"start_objective": first[1], "objective": v,
                      "iterations": st["iterations"], "loop_s": st["loop_s"]})
@@ -655,8 +804,11 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
         if best is None or v < best[1]:
             best = (tree, v)
     assert best is not None
+    if params.recombine != "off" and not options.budget.exhausted():
+        recombine()
     wall = time.perf_counter() - t_start
     stats = {**totals, "operators": per_op, "start_objective": start[1], "tries": runs,
+             "recombinations": recombined,
              "best_try": min(range(len(runs)), key=lambda j: runs[j]["objective"]),
              "iterations_per_s": totals["iterations"] / wall if wall > 0 else None,
              "loop_s": wall, "segment_cache": len(instance.analyzer._seg)}

@@ -489,24 +489,27 @@ def test_op9_flips_a_cut_type_and_keeps_children_and_sub_batches():
 
 def test_sa_chains_tries_from_the_best_tree_or_runs_them_independently():
     inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
-    chained = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=1)
+    chained = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=1,
+                   recombine="off")
     runs = chained.stats["tries"]
     start = runs[0]["start_objective"]
     for i, r in enumerate(runs):  # try i starts from the best of the tries before it
         assert r["start_objective"] == min([start, *(q["objective"] for q in runs[:i])])
         assert r["objective"] <= r["start_objective"]
     assert chained.objective == runs[-1]["objective"]
-    independent = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=3)
+    independent = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=3,
+                       recombine="off")
     assert {r["start_objective"] for r in independent.stats["tries"]} == {start}
     # two independent tries, then a reheat from the better of them
-    hybrid = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=2)
+    hybrid = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=2,
+                  recombine="off")
     h = hybrid.stats["tries"]
     assert [r["objective"] for r in h[:2]] == \
         [r["objective"] for r in independent.stats["tries"][:2]]
     assert h[0]["start_objective"] == h[1]["start_objective"] == start
     assert h[2]["start_objective"] == min(start, h[0]["objective"], h[1]["objective"])
     # the default: four draws from the start, then four reheats of the best so far
-    default = call(H.sa, inst, SolveOptions(seed=5), beta=5)
+    default = call(H.sa, inst, SolveOptions(seed=5), beta=5, recombine="off")
     d = default.stats["tries"]
     assert len(d) == 8 and {r["start_objective"] for r in d[:4]} == {start}
     for i in range(4, 8):
@@ -521,18 +524,29 @@ def test_the_first_tries_of_a_longer_run_are_the_shorter_run():
     long = call(H.sa, inst, SolveOptions(seed=2), beta=10, tries=5, independent=2)
     assert [r["objective"] for r in long.stats["tries"][:3]] == \
         [r["objective"] for r in short.stats["tries"]]
-    assert short.objective == min(r["objective"] for r in long.stats["tries"][:3])
+    # the short run ends with the recombination the long one makes before its 4th try
+    assert short.objective == long.stats["tries"][3]["start_objective"]
+    def splices(r):  # without the wall time, which differs between runs
+        return [{k: v for k, v in q.items() if k != "seconds"} for q in r]
+
+    assert splices(short.stats["recombinations"]) == \
+        splices(long.stats["recombinations"][:2])
+    off = call(H.sa, inst, SolveOptions(seed=2), beta=10, tries=3, independent=2,
+               recombine="off")
+    assert off.objective == min(r["objective"] for r in off.stats["tries"])
 
 
 def test_sa_keeps_the_best_of_independent_tries():
     inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
-    out = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=3)
+    out = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=3, independent=3,
+               recombine="off")
     runs = out.stats["tries"]
     assert len(runs) == 3 and out.stats["iterations"] == sum(r["iterations"] for r in runs)
     assert out.objective == min(r["objective"] for r in runs)
     assert runs[out.stats["best_try"]]["objective"] == out.objective
     # one try alone is the first of them (the same stream)
-    one = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=1, independent=1)
+    one = call(H.sa, inst, SolveOptions(seed=5), beta=20, tries=1, independent=1,
+               recombine="off")
     assert one.objective == runs[0]["objective"]
     assert one.objective >= out.objective
 
@@ -628,3 +642,126 @@ def test_the_sa_starts_from_the_better_of_the_wrapped_and_the_dp_trees():
     cut = chipsched.solve("tile_groups", inst, "sa", budget=Budget(polls=3), beta=1)
     assert cut.status is Status.TIME_LIMIT
     assert cut.metrics["solver"]["start_objective"] == pytest.approx(wrapped, rel=1e-12)
+
+
+def _splices(inst, pool):
+    """Every tree made of the pool trees' segments that switches trees only at shared
+    boundaries (same layers done, same root sub-batch count): brute force."""
+    an = inst.analyzer
+    arcs = {}
+    for t in pool:
+        segs, b, runs = an.segments_of(t)
+        done = frozenset()
+        for sg in segs:
+            nxt = done | frozenset(sg.layers)
+            arcs.setdefault((b, runs, done), set()).add((nxt, sg))
+            done = nxt
+    full = frozenset(range(len(inst.workload)))
+    out = []
+
+    def walk(b, runs, done, segs):
+        if done == full:
+            out.append(H._root_of(segs, runs))
+            return
+        for nxt, sg in arcs.get((b, runs, done), ()):
+            walk(b, runs, nxt, [*segs, sg])
+
+    for b, runs, done in list(arcs):
+        if not done:
+            walk(b, runs, done, [])
+    return out
+
+
+@st.composite
+def segmented_pools(draw):
+    """A random network and 1-5 random trees of its segmented space (random boundaries,
+    root sub-batch counts and segment types), some sharing boundaries."""
+    n = draw(st.integers(2, 5))
+    chip = draw(st.sampled_from(["tiled-1x2", "tiled-2x2", "tiled-1x3"]))
+    inst = Instance(_net(draw, n), get_chip(chip), batch=draw(st.sampled_from([1, 2, 4])),
+                    objective=draw(st.sampled_from(["latency", "energy", "e2d", "edp"])))
+    tiles = inst.hardware.n_units
+    from chipsched.problems.tile_groups.segments import segment_options
+    pool = []
+    every = sorted(draw(st.sets(st.integers(1, n - 1))))
+    shared = draw(st.booleans())  # every tree cut at the same boundaries
+    for _ in range(draw(st.integers(1, 8))):
+        runs = draw(st.sampled_from([1, 1, 1, *divisors(inst.batch)]))
+        cuts_ = every if shared else sorted(draw(st.sets(st.integers(1, n - 1))))
+        bounds = [0, *cuts_, n]
+        segs = [draw(st.sampled_from(list(segment_options(range(i, j), inst.batch // runs,
+                                                           tiles))))
+                for i, j in itertools.pairwise(bounds)]
+        pool.append(H._root_of(segs, runs))
+    return inst, pool
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(segmented_pools())
+def test_segment_recombination_finds_the_best_splice(case):
+    """Segment recombination is exact over the splices of its pool (brute force), never
+    worse than the pool's best tree, and reports the analyzer's own objective."""
+    inst, pool = case
+    an = inst.analyzer
+    feasible = [v for v in map(an.try_objective, pool) if v is not None]
+    splices = [v for v in map(an.try_objective, _splices(inst, pool)) if v is not None]
+    if not feasible:
+        with pytest.raises(ValueError, match="a tree the analyzer can run"):
+            H.recombine_segments(inst, pool)
+        return
+    tree, v, stats = H.recombine_segments(inst, pool)
+    assert v == an.objective(tree)
+    assert v <= min(feasible)
+    assert _close(v, min(splices), 1e-9)
+    assert stats["spliced"] == (v < min(feasible))
+    assert stats["pool"] == len(set(pool))
+
+
+def test_segment_recombination_splices_two_trees_where_they_share_a_boundary():
+    """Two trees over the same boundary, each with one good and one poor segment: the
+    splice of the good halves beats both, and recombination finds it."""
+    from chipsched.problems.tile_groups import cut, leaf
+    from chipsched.problems.tile_groups.segments import segment_options
+    inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4,
+                    objective="edp")
+    an = inst.analyzer
+    firsts = [s for s in segment_options(range(3), 4, 4) if an.try_objective(s) is not None]
+    seconds = [s for s in segment_options(range(3, 7), 4, 4)
+               if an.try_objective(H._root_of([firsts[0], s], 1)) is not None]
+    a1 = min(firsts, key=lambda s: an.segment(s, 4).energy * an.segment(s, 4).time)
+    a2 = max(seconds, key=lambda s: an.segment(s, 4).energy * an.segment(s, 4).time)
+    b1 = max(firsts, key=lambda s: an.segment(s, 4).energy * an.segment(s, 4).time)
+    b2 = min(seconds, key=lambda s: an.segment(s, 4).energy * an.segment(s, 4).time)
+    a, b = H._root_of([a1, a2], 1), H._root_of([b1, b2], 1)
+    best = H._root_of([a1, b2], 1)
+    assert an.objective(best) < min(an.objective(a), an.objective(b))  # the case
+    tree, v, stats = H.recombine_segments(inst, [a, b])
+    assert tree == best and v == an.objective(best) and stats["spliced"]
+    # a tree with another root run count shares no boundary with them
+    c = H._root_of([cut("T", [leaf(i) for i in range(3)]),
+                    cut("T", [leaf(i) for i in range(3, 7)])], 2)
+    assert an.objective(c) > an.objective(best)
+    assert H.recombine_segments(inst, [a, c])[0] in (a, c)
+
+
+def test_sa_recombines_before_every_reheat_and_at_the_end():
+    """``recombine='reheats'`` (default): before each reheat the best splice of every tree
+    the tries made their best becomes the reheat's start when it is better; 'end' runs
+    the tries of 'off' unchanged and ends no worse; 'off' never recombines."""
+    inst = Instance(chipsched.get_network("tiny"), get_chip("tiled-2x2"), batch=4)
+    off = call(H.sa, inst, SolveOptions(seed=3), beta=20, tries=4, independent=2,
+               recombine="off")
+    end = call(H.sa, inst, SolveOptions(seed=3), beta=20, tries=4, independent=2,
+               recombine="end")
+    assert off.stats["recombinations"] == []
+    assert [r["objective"] for r in end.stats["tries"]] == \
+        [r["objective"] for r in off.stats["tries"]]
+    assert end.objective <= off.objective
+    assert len(end.stats["recombinations"]) == 1
+    re = call(H.sa, inst, SolveOptions(seed=3), beta=20, tries=4, independent=2)
+    rec, runs = re.stats["recombinations"], re.stats["tries"]
+    assert len(rec) == 3  # before tries 3 and 4, and at the end
+    for k, i in enumerate((2, 3)):
+        assert rec[k]["before"] == min(r["objective"] for r in runs[:i])
+        assert runs[i]["start_objective"] == rec[k]["after"] <= rec[k]["before"]
+    assert re.objective == rec[-1]["after"] == inst.analyzer.objective(re.solution.tree)

@@ -91,7 +91,7 @@ def segment_node(layers: Sequence[int], sb: int, mode: str) -> Node:
     return cut(TCUT if mode == "ls" else SCUT, kids, sb)
 
 
-def _nondominated(points: list[tuple[float, float, Any]]) -> list[tuple[float, float, Any]]:
+def pareto_points(points: list[tuple[float, float, Any]]) -> list[tuple[float, float, Any]]:
     """The (latency, energy)-Pareto-optimal points, by latency (ties: least energy)."""
     points.sort(key=lambda t: (t[0], t[1]))
     kept: list[tuple[float, float, Any]] = []
@@ -165,7 +165,7 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
             if not seg:
                 continue
             # a dominated option of one segment never ends a Pareto-optimal prefix
-            for ts, es, node in _nondominated(seg):
+            for ts, es, node in pareto_points(seg):
                 for k, (d, e, _) in enumerate(front[i]):
                     cands.append((d + ts, e + es, (i, k, node)))
             if len(cands) > max_points:  # before the list itself exhausts memory
@@ -175,7 +175,7 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
                                        "dp_s": time.perf_counter() - t0},
                             f"{max(len(cands), held):,} Pareto points, more than the "
                             f"{max_points:,} it holds (memory)")
-        kept = _nondominated(cands)
+        kept = pareto_points(cands)
         if scalar and kept:
             kept = [min(kept, key=lambda t: obj(t[1], t[0]))]
         elif max_front is not None and len(kept) > max_front:
