@@ -59,8 +59,7 @@ def main() -> None:
           "after: seeds (median, worst) / best known |")
     print("|---|---:|---|---|")
     n_before = n_after = 0
-    for id_ in sorted(set(after) | set(before), key=lambda i: list(after).index(i)
-                      if i in after else len(after)):
+    for id_ in [*after, *(i for i in before if i not in after)]:
         e = library.entry(id_)
         known = library.best_known(e)
         bk = library.verify(e, known.path).objective

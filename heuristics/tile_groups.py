@@ -51,6 +51,7 @@ from chipsched.problems.tile_groups.segments import (
     pareto_dp,
     pareto_points,
     segment_node,
+    thin_front,
 )
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
@@ -500,8 +501,8 @@ def recombine_segments(instance: Instance, trees: Sequence[Node]
             done = nxt
     spliced = False
     boundaries = 0
+    full = (1 << len(instance.workload)) - 1
     for (_b, runs), g in graphs.items():
-        full = (1 << len(instance.workload)) - 1
         order = sorted({u for u in g} | {v for u in g for v in g[u]}, key=int.bit_count)
         boundaries += len(order)
         # front[u]: (latency, energy, (previous boundary, its point, segment))
@@ -511,11 +512,7 @@ def recombine_segments(instance: Instance, trees: Sequence[Node]
             if not pts:
                 continue
             if u:
-                pts = pareto_points(pts)
-                if len(pts) > RECOMBINE_FRONT:
-                    idx = sorted({round(x * (len(pts) - 1) / (RECOMBINE_FRONT - 1))
-                                  for x in range(RECOMBINE_FRONT)})
-                    pts = [pts[x] for x in idx]
+                pts = thin_front(pareto_points(pts), RECOMBINE_FRONT)
                 front[u] = pts
             for v, opts in g.get(u, {}).items():
                 out = front.setdefault(v, [])

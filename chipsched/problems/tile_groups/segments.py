@@ -101,6 +101,16 @@ def pareto_points(points: list[tuple[float, float, Any]]) -> list[tuple[float, f
     return kept
 
 
+def thin_front(points: list[tuple[float, float, Any]], n: int
+               ) -> list[tuple[float, float, Any]]:
+    """At most ``n`` of a front's points (sorted by latency), evenly over their order,
+    both extremes kept."""
+    if len(points) <= n:
+        return points
+    idx = sorted({round(x * (len(points) - 1) / (n - 1)) for x in range(n)})
+    return [points[x] for x in idx]
+
+
 def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node]],
               max_segment: int | None, max_front: int | None = 64,
               monotone: Callable[[Node], bool] | None = None, budget: Budget | None = None,
@@ -180,8 +190,7 @@ def pareto_dp(instance: Instance, options_of: Callable[[int, int], Sequence[Node
             kept = [min(kept, key=lambda t: obj(t[1], t[0]))]
         elif max_front is not None and len(kept) > max_front:
             thinned += 1
-            idx = sorted({round(x * (len(kept) - 1) / (max_front - 1)) for x in range(max_front)})
-            kept = [kept[x] for x in idx]
+            kept = thin_front(kept, max_front)
         largest = max(largest, len(kept))
         held += len(kept)
         front[j] = kept
