@@ -27,6 +27,7 @@ from chipsched.problems.tile_groups.bound import (
     full_space_bound,
     path_latency,
     row_terms,
+    skip_edges,
     tree_path_latency,
 )
 from tests.test_tile_groups_methods import _net
@@ -407,3 +408,46 @@ def test_the_bound_reports_its_lps_and_stops_them_at_its_budget():
     stopped = full_space_bound(inst, budget=spent)
     assert not stopped.paths["complete"] and stopped.paths["lps"] == 0
     assert stopped.objective == rows.objective <= full.objective
+
+
+@st.composite
+def skip_edge_instances(draw) -> Instance:
+    """3-layer DAGs with the edge 0 → 2 beside the path 0 → 1 → 2 (a skip edge), on
+    2–3-tile chips with small buffers, batch 1–4."""
+    from chipsched.workload import Workload
+
+    net = _dag(draw, 3)
+    edges = {(s, d): e for s, d, e in net.edges}
+    for s, d in ((0, 1), (1, 2), (0, 2)):
+        edges.setdefault((s, d), min(net.layers[s].out_elems, net.layers[d].in_elems))
+    net = Workload(net.name, net.layers, tuple((s, d, e) for (s, d), e in sorted(edges.items())))
+    chip = _chip(draw(st.sampled_from(["tiled-1x2", "tiled-1x3"])),
+                 draw(st.sampled_from([None, 16384])), False)
+    try:
+        inst = Instance(net, chip, batch=draw(st.sampled_from([1, 2, 4])), objective="e2d")
+        inst.analyzer  # noqa: B018
+    except InputError:
+        assume(False)
+    return inst
+
+
+@settings(max_examples=25, derandomize=True, deadline=None)
+@given(skip_edge_instances())
+def test_a_map_with_another_dependency_path_is_never_consumed_immediately(inst):
+    """The theorem of ``skip_edges``, per tree: the map 0 → 2 goes through DRAM or waits
+    on the consumer's tiles — whatever the order, cuts, stages and sub-batches."""
+    an = inst.analyzer
+    assert skip_edges(an) == {(0, 2)}
+    seen = 0
+    for tree, _t in _trees(inst):
+        segs, b, _runs = an.segments_of(tree)
+        for s in segs:
+            leaves: list = []
+            cuts: dict = {}
+            an.walk(s, b, 0, an.G, 1, (), leaves, cuts)
+            at = {lf.layer: lf for lf in leaves}
+            if 0 in at and 2 in at:
+                seen += 1
+                over_noc, waits = an.direct(at[0].path, at[2].path, cuts)
+                assert not over_noc or waits, tree
+    assume(seen > 0)

@@ -155,6 +155,28 @@ def ball_mean_hops(an: Any) -> np.ndarray:
     return cum / np.arange(1, len(r) + 1)
 
 
+def skip_edges(an: Any) -> set[tuple[int, int]]:
+    """Edges (p, c) of the network with another dependency path from p to c (through a
+    successor of p other than c). **Theorem** (the analyzer's dataflow, docs/tile_groups.md
+    §3.2): no tree consumes such a map immediately. A layer x of the other path lies
+    between p and c in the leaf order (a topological order), so inside their lowest
+    common ancestor it sits in p's child (then p is not that child's last leaf), in c's
+    child (c is not its first leaf) or in a child between them — a T cut's consumer
+    child is then not right after the producer's, and an S cut's stages differ by two or
+    more, since stages rise along dependencies. The map therefore goes through DRAM or
+    waits on c's tiles for the whole segment (charged to their buffers). Not a bound
+    term yet: ``benchmarks/tile_groups_map_probes.py`` measures what it would add."""
+    L = len(an.names)
+    below = [0] * L  # bit set of the layers reachable from each layer
+    for i in range(L - 1, -1, -1):
+        r = 0
+        for s in an.succs[i]:
+            r |= (1 << s) | below[s]
+        below[i] = r
+    return {(p, c) for c in range(L) for p, _ in an.preds[c]
+            if any(x != c and (below[x] >> c) & 1 for x in an.succs[p])}
+
+
 try:  # numba is a dependency; the guard keeps the pure-numpy fall-back importable
     import numba as _nb
 
@@ -658,7 +680,7 @@ def _grid(d_lo: float, d_hi: float, grid: int) -> list[float]:
 
 def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
                      paths: bool = True, budget: Any = None,
-                     progress: Any = None) -> FullSpaceBound:
+                     progress: Any = None, terms: Any = None) -> FullSpaceBound:
     """A lower bound on E^n·D^m over every tree the analyzer accepts (issue 30): for
     each root run count R (:func:`row_terms`), the staircase of the energy envelope
     (:func:`energy_floor`) over latency: for D in [d_k, d_{k+1}], E ≥ E*(d_{k+1}) and
@@ -672,8 +694,12 @@ def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
     its least latency starts the grid, and each point's floor is the larger of the two
     envelopes'. ``budget`` (a :class:`~chipsched.budget.Budget`) stops that refinement
     when it runs out; the row bound stands for what was not refined. ``progress(done,
-    total, note)`` hears of every LP (``total``: the most the refinement may solve)."""
+    total, note)`` hears of every LP (``total``: the most the refinement may solve).
+    ``terms(instance, R)`` replaces :func:`row_terms` (what-if probes of a candidate
+    term, ``benchmarks/tile_groups_map_probes.py``; the result is then a bound only if
+    the replacement's terms are)."""
     t0 = time.perf_counter()
+    terms_of = terms
     an = instance.analyzer
     G, B, hw = an.G, an.B, an.hw
     bw = float(hw.dram.bytes_per_s)
@@ -685,7 +711,7 @@ def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
     e_min = np.inf
     d_min: dict[int, float] = {}
     for R in divisors(B):
-        terms = row_terms(instance, R)
+        terms = (terms_of or row_terms)(instance, R)
         if not np.all(np.isfinite(terms.energy_j.min(axis=1))):
             by_r[R] = np.inf  # some layer has no usable row with this R
             continue
