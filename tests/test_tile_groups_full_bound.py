@@ -137,14 +137,24 @@ def _dag(draw, n: int):
 
 
 @st.composite
-def dag_instances(draw) -> Instance:
+def dag_instances(draw, skip_edge: bool = False) -> Instance:
     """2–3-layer random DAGs (independent layers too) on 2–3-tile chips with small
     buffers, batch 1–4: the trees that overlap independent layers in S cuts, pipeline
-    sub-batches and spill."""
+    sub-batches and spill. ``skip_edge``: 3 layers with the edge 0 → 2 beside the path
+    0 → 1 → 2."""
+    from chipsched.workload import Workload
+
     chip = _chip(draw(st.sampled_from(["tiled-1x2", "tiled-1x3"])),
                  draw(st.sampled_from([None, 16384, 8192])), draw(st.booleans()))
+    net = _dag(draw, 3 if skip_edge else draw(st.integers(2, 3)))
+    if skip_edge:
+        edges = {(s, d): e for s, d, e in net.edges}
+        for s, d in ((0, 1), (1, 2), (0, 2)):
+            edges.setdefault((s, d), min(net.layers[s].out_elems, net.layers[d].in_elems))
+        net = Workload(net.name, net.layers, tuple((s, d, e) for (s, d), e in
+                                                   sorted(edges.items())))
     try:
-        inst = Instance(_dag(draw, draw(st.integers(2, 3))), chip,
+        inst = Instance(net, chip,
                         batch=draw(st.sampled_from([1, 2, 4])),
                         objective=draw(st.sampled_from(["latency", "e2d", "ed2", "edp"])),
                         weight_accounting=draw(st.sampled_from(["per_run", "set"])))
@@ -410,29 +420,8 @@ def test_the_bound_reports_its_lps_and_stops_them_at_its_budget():
     assert stopped.objective == rows.objective <= full.objective
 
 
-@st.composite
-def skip_edge_instances(draw) -> Instance:
-    """3-layer DAGs with the edge 0 → 2 beside the path 0 → 1 → 2 (a skip edge), on
-    2–3-tile chips with small buffers, batch 1–4."""
-    from chipsched.workload import Workload
-
-    net = _dag(draw, 3)
-    edges = {(s, d): e for s, d, e in net.edges}
-    for s, d in ((0, 1), (1, 2), (0, 2)):
-        edges.setdefault((s, d), min(net.layers[s].out_elems, net.layers[d].in_elems))
-    net = Workload(net.name, net.layers, tuple((s, d, e) for (s, d), e in sorted(edges.items())))
-    chip = _chip(draw(st.sampled_from(["tiled-1x2", "tiled-1x3"])),
-                 draw(st.sampled_from([None, 16384])), False)
-    try:
-        inst = Instance(net, chip, batch=draw(st.sampled_from([1, 2, 4])), objective="e2d")
-        inst.analyzer  # noqa: B018
-    except InputError:
-        assume(False)
-    return inst
-
-
 @settings(max_examples=25, derandomize=True, deadline=None)
-@given(skip_edge_instances())
+@given(dag_instances(skip_edge=True))
 def test_a_map_with_another_dependency_path_is_never_consumed_immediately(inst):
     """The theorem of ``skip_edges``, per tree: the map 0 → 2 goes through DRAM or waits
     on the consumer's tiles — whatever the order, cuts, stages and sub-batches."""
