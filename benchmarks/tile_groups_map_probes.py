@@ -32,16 +32,6 @@ import numpy as np
 from tile_groups_bounds import add_grid_args, gm
 
 
-def other_tiles_mean_hops(an: Any) -> np.ndarray:
-    """``h[k]`` (index k − 1): the least mean Manhattan distance from a tile to k other
-    tiles; ``inf`` for k = G (a group disjoint from another cannot hold every tile)."""
-    r, c = np.asarray(an.tr), np.asarray(an.tc)
-    d = np.abs(r[:, None] - r[None, :]) + np.abs(c[:, None] - c[None, :])
-    d.sort(axis=1)
-    cum = np.cumsum(d[:, 1:], axis=1).min(axis=0)
-    return np.concatenate([cum / np.arange(1, len(r)), [np.inf]])
-
-
 def map_terms(instance: Any, root_runs: int, variant: str) -> Any:
     """The row terms of ``bound.row_terms`` with each map's route cost replaced as
     ``variant`` ('skip', 'disjoint' or 'dram') says."""
@@ -57,7 +47,7 @@ def map_terms(instance: Any, root_runs: int, variant: str) -> Any:
     uidx = np.clip(uu.astype(np.int64), 1, G) - 1
     hbar = bound.dram_window_hops(an)[uidx]
     ball = bound.ball_mean_hops(an)[uidx]
-    other = other_tiles_mean_hops(an)[uidx]
+    other = bound.ball_mean_hops(an, others=True)[uidx]
     dram_pj = 8 * hw.dram.energy_pj_per_bit * 1e-12
     hop_pj = 8 * an.hop_pj * 1e-12
     skip = bound.skip_edges(an) if variant == "skip" else set()

@@ -142,15 +142,19 @@ def dram_window_hops(an: Any) -> np.ndarray:
     return out
 
 
-def ball_mean_hops(an: Any) -> np.ndarray:
+def ball_mean_hops(an: Any, others: bool = False) -> np.ndarray:
     """``b[k]`` (index k − 1): the least mean Manhattan distance from one tile to k
     distinct tiles of the mesh (itself at distance 0 included). A feature map sent
     all-to-all from a producer's tiles to a consumer's k tiles travels at least this
     many hops per byte: for each producer tile the mean over the k consumer tiles is at
-    least ``b[k]``."""
+    least ``b[k]``. With ``others`` the k tiles exclude the tile itself (a group
+    disjoint from the producer's), and ``b[G − 1]`` is ``inf``."""
     r, c = np.asarray(an.tr), np.asarray(an.tc)
     d = np.abs(r[:, None] - r[None, :]) + np.abs(c[:, None] - c[None, :])
     d.sort(axis=1)
+    if others:
+        cum = np.cumsum(d[:, 1:], axis=1).min(axis=0)
+        return np.concatenate([cum / np.arange(1, len(r)), [np.inf]])
     cum = np.cumsum(d, axis=1).min(axis=0)
     return cum / np.arange(1, len(r) + 1)
 
@@ -699,7 +703,7 @@ def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
     term, ``benchmarks/tile_groups_map_probes.py``; the result is then a bound only if
     the replacement's terms are)."""
     t0 = time.perf_counter()
-    terms_of = terms
+    make_terms = terms or row_terms
     an = instance.analyzer
     G, B, hw = an.G, an.B, an.hw
     bw = float(hw.dram.bytes_per_s)
@@ -711,7 +715,7 @@ def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
     e_min = np.inf
     d_min: dict[int, float] = {}
     for R in divisors(B):
-        terms = (terms_of or row_terms)(instance, R)
+        terms = make_terms(instance, R)
         if not np.all(np.isfinite(terms.energy_j.min(axis=1))):
             by_r[R] = np.inf  # some layer has no usable row with this R
             continue
