@@ -7,6 +7,8 @@ instance and keep the best solution found and the strongest full-space bound.
     python benchmarks/library_build.py --solve --only ca-lenet5-c4 --methods bound \
         --limit 500 --param iterations=100                  # method parameters
     python benchmarks/library_build.py --polish --seeds 2 --limit 60   # tile_groups SA
+    python benchmarks/library_build.py --polish --seeds 0 --limit 600 \
+        --only tg-googlenet-cloud-b8                        # allocation polish only
     python benchmarks/library_build.py --polish --only ca-resnet-cifar-neurons \
         --rounds 40 --tabu-iterations 0                     # core_assignment moves
     python benchmarks/library_build.py --polish --only ca-resnet-cifar-neurons \
@@ -227,11 +229,12 @@ def solve_all(only: set[str] | None, limit: float, threads: int | None,
 
 
 def polish(only: set[str] | None, limit: float, seeds: int) -> None:
-    """Issue 30's polish of the tile_groups best knowns: SA (default parameters) started
-    from the stored best tree, seeds 0..``seeds``-1, ``limit`` s each, then once from the
-    better LS/LP DP tree (``start=dp``); a strictly better tree replaces the file, which
-    records the run (method, parameters, seed, limit and that it started from the best
-    known). Rerunning polishes further."""
+    """Issue 30's polish of the tile_groups best knowns: the allocation polish
+    (``allocate``, seed 0) of the stored best tree, then SA (default parameters) started
+    from the best tree, seeds 0..``seeds``-1, ``limit`` s each, then once from the
+    better LS/LP DP tree (``start=dp``; with ``seeds`` ≥ 1); a strictly better tree
+    replaces the file, which records the run (method, parameters, seed, limit and that
+    it started from the best known). Rerunning polishes further."""
     from chipsched import library
     from chipsched.api import solve
     from chipsched.errors import ChipschedError
@@ -241,24 +244,31 @@ def polish(only: set[str] | None, limit: float, seeds: int) -> None:
             continue
         inst = library.build_instance(e)
         t = time.perf_counter()
-        runs = [({"warm_start": "best known"}, s) for s in range(seeds)]
-        runs.append(({"start": "dp"}, 0))
+        runs = [("allocate", {"warm_start": "best known"}, 0)]
+        runs += [("sa", {"warm_start": "best known"}, s) for s in range(seeds)]
+        if seeds:
+            runs.append(("sa", {"start": "dp"}, 0))
         msg = []
-        for how, seed in runs:
+        for name, how, seed in runs:
             bk = library.best_known(e)
             kw: dict = {"start": "dp"} if "start" in how else {}
-            if bk is not None and "warm_start" in how:
+            if "warm_start" in how:
+                if bk is None:
+                    continue
                 kw["warm_start"] = dict(bk.solution)
             try:
-                r = solve("tile_groups", inst, "sa", time_limit=limit, seed=seed,
+                r = solve("tile_groups", inst, name, time_limit=limit, seed=seed,
                           threads=1, **kw)
             except ChipschedError as err:
-                msg.append(f"sa {how} seed {seed}: {err}")
+                msg.append(f"{name} {how} seed {seed}: {err}")
                 continue
             if r.objective is not None and r.solution is not None:
-                v = keep_if_better(e, r, how, seed, limit)
+                # a polish of the best known records what that tree was
+                rec = {**how, "from": library.how_found(bk.found_by)} \
+                    if "warm_start" in how and bk is not None else how
+                v = keep_if_better(e, r, rec, seed, limit)
                 if v is not None:
-                    msg.append(f"{v:.6g} (sa {how}, seed {seed})")
+                    msg.append(f"{v:.6g} ({name} {how}, seed {seed})")
         print(f"{e.id}: {'; '.join(msg) or 'no improvement'} "
               f"({time.perf_counter() - t:.0f} s)", file=sys.stderr, flush=True)
 
@@ -345,9 +355,10 @@ def main() -> None:
     ap.add_argument("--instances", action="store_true", help="(re)write the instance files")
     ap.add_argument("--solve", action="store_true", help="run the methods, keep the best")
     ap.add_argument("--polish", action="store_true",
-                    help="tile_groups: SA from the best known (--seeds seeds) and from the "
-                    "DP tree, --limit s each; core_assignment: --rounds of tabu placement "
-                    "+ neuron moves from the best known; keep what is better")
+                    help="tile_groups: allocation polish of the best known, then SA from it "
+                    "(--seeds seeds) and from the DP tree, --limit s each; core_assignment: "
+                    "--rounds of tabu placement + neuron moves from the best known; keep "
+                    "what is better")
     ap.add_argument("--rounds", type=int, default=20,
                     help="with --polish: core_assignment rounds at most")
     ap.add_argument("--start", default=None, metavar="METHOD",

@@ -38,11 +38,14 @@ from chipsched.problems.tile_groups import (
     assemble,
     cut,
     get,
+    iter_nodes,
     leaf,
     leaf_paths,
+    least_tiles,
     ls_tree,
     normalize,
     replace_at,
+    resized,
 )
 from chipsched.problems.tile_groups.analyzer import Infeasible
 from chipsched.problems.tile_groups.segments import (
@@ -538,6 +541,95 @@ def recombine_segments(instance: Instance, trees: Sequence[Node]
                                "boundaries": boundaries, "spliced": spliced}
 
 
+def explicit_allocations(instance: Instance, tree: Node) -> Node:
+    """``tree`` with the tile counts of every S cut written out — the explicit ones as
+    they are, NPT ones as the analyzer computes them — so it costs exactly what
+    ``tree`` costs (NPT depends on the subtree's structure only)."""
+    an = instance.analyzer
+
+    def rec(node: Node, tiles: int, path: tuple[int, ...]) -> Node:
+        if node.kind == LEAF:
+            return node
+        if node.kind == TCUT:
+            kids = tuple(rec(c, tiles, path + (i,)) for i, c in enumerate(node.children))
+            return Node(TCUT, -1, kids, node.sb, None)
+        alloc = an.allocation(node, tiles, path)
+        kids = tuple(rec(c, a, path + (i,))
+                     for i, (c, a) in enumerate(zip(node.children, alloc, strict=True)))
+        return Node(SCUT, -1, kids, node.sb, alloc)
+
+    return rec(tree, an.G, ())
+
+
+def polish_allocations(instance: Instance, start: tuple[Node, float], rng: random.Random, *,
+                       patience: int, budget: Budget | None = None,
+                       progress: Callable[[float, float | None, str], None] | None = None,
+                       ) -> tuple[Node, float, dict[str, Any]]:
+    """Allocation polish [ours]: a first-improvement local search over the tile counts
+    of every S cut of ``start``'s tree, its structure (order, cuts, sub-batches) fixed.
+
+    NPT allocation (SET's) sizes an S cut's tile groups by compute time alone; it gives
+    tiles to a child that the buffers, the NoC or a DRAM-bound segment do not need, and
+    cannot trade a little time for less energy. A move takes d tiles (1, 2, 4, … up to
+    what the child can give while keeping :func:`least_tiles`) from one child of a
+    random S cut to another, rescaling the explicit allocations below both in
+    proportion (:func:`resized`), and is kept when the objective falls. The search ends
+    after ``patience`` moves in a row without a gain, or when ``budget`` is over
+    (``stats['stopped']``). The tree's allocations come back explicit (``S(sb){a,…}``);
+    never worse than ``start``."""
+    an = instance.analyzer
+    obj = instance.objective
+    t_start = time.perf_counter()
+    tree = explicit_allocations(instance, start[0])
+    cur_s = an.sums(tree)
+    v = cur_s.objective(obj)
+    spaths = [p for p, n in iter_nodes(tree) if n.kind == SCUT]
+    moves = gains = fails = 0
+    stopped = ""
+    while spaths and fails < patience:
+        if budget is not None and budget.exhausted():
+            stopped = budget.stop_reason
+            break
+        if progress is not None and moves % 1000 == 0:
+            progress(min(fails, patience), patience,
+                     f"allocation polish {instance.name}: {v:.4g}")
+        path = rng.choice(spaths)
+        s = get(tree, path)
+        i, j = rng.sample(range(len(s.children)), 2)
+        room = s.alloc[i] - least_tiles(s.children[i])  # type: ignore[index]
+        fails += 1
+        if room < 1:
+            continue
+        d = 1 << rng.randrange(room.bit_length())
+        a = list(s.alloc)  # type: ignore[arg-type]
+        a[i] -= d
+        a[j] += d
+        ci, cj = resized(s.children[i], a[i]), resized(s.children[j], a[j])
+        if ci is None or cj is None:
+            continue
+        kids = list(s.children)
+        kids[i], kids[j] = ci, cj
+        new = replace_at(tree, path, Node(SCUT, -1, tuple(kids), s.sb, tuple(a)))
+        moves += 1
+        try:
+            new_s = an.sums(new, cur_s)
+        except Infeasible:
+            continue
+        nv = new_s.objective(obj)
+        if nv < v:
+            tree, cur_s, v = new, new_s, nv
+            gains += 1
+            fails = 0
+            if budget is not None:
+                budget.improved(v)
+    v = an.objective(tree)  # the analyzer's own sum, not the incremental one
+    if v > start[1]:
+        tree, v = start
+    return tree, v, {"start_objective": start[1], "objective": v, "s_cuts": len(spaths),
+                     "moves": moves, "gains": gains, "stopped": stopped,
+                     "seconds": time.perf_counter() - t_start}
+
+
 def initial_tree(instance: Instance) -> tuple[Node, float]:
     """SET's start (``start="ls"``): all leaves under a root T cut in topological order
     (layer-sequential); of the root sub-batch counts that fit the buffers, the one with
@@ -719,13 +811,18 @@ class SAParams:
                            "boundaries, before every reheat and at the end ('reheats'), "
                            "at the end only ('end'), or never ('off': the default until "
                            "2026-12-06)", choices=RECOMBINE)
+    polish: int = param(2000, "allocation polish of the best tree at the end (ours): "
+                        "moves of tiles between S-cut children, kept when the objective "
+                        "falls, until this many in a row bring nothing; 0: none (NPT "
+                        "allocations only, the SA before the polish)", ge=0)
 
 
 @method("tile_groups", "sa", "heuristic",
         "SET simulated annealing over RA trees (OP1-OP6 + OP7-OP9, T0=0.07, α=8, β=100, "
-        "best of 4 draws + 4 reheats, segment recombination)",
+        "best of 4 draws + 4 reheats, segment recombination, allocation polish)",
         source="seed 002 (SET, ISCA 2023); SET-ISCA2023 sa.cpp, main.cpp", randomized=True,
-        space="full tree space, NPT tile allocation", params=SAParams, warm_start=True)
+        space="full tree space, NPT tile allocation (then every allocation of the best "
+        "tree's S cuts, by the polish)", params=SAParams, warm_start=True)
 def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOutput:
     """SET's SA: ``tries`` anneals of ``iterations`` (default β × layers) rounds each, the
     best tree kept. The first try starts from ``start`` (by default the better of the
@@ -738,6 +835,9 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
     from the better of that tree and the best splice of every tree the tries so far made
     their best (:func:`recombine_segments`), and the run ends with one more such splice;
     'end' splices once at the end (the tries are those of 'off'), 'off' never.
+    Last, ``polish`` > 0 (default 2000) hands the best tree to
+    :func:`polish_allocations`, which moves tiles between S-cut children beyond what NPT
+    allocates.
     ``space`` 'full' (default), or 'ls'/'lp' to search only
     trees whose root children are T cuts / S cuts of leaves (the authors' LS-only and
     LP-only searches).
@@ -750,7 +850,9 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
     n = max(0, n)
     start = _start(instance, options, params.start, params.space)
     weights = EXTENDED_WEIGHTS if params.moves == "extended" else OP_WEIGHTS
-    streams = np.random.SeedSequence(options.seed).spawn(params.tries)
+    # one stream per try and one for the polish (spawn keys are positional: the tries'
+    # streams are those of a run without the polish)
+    *streams, extra = np.random.SeedSequence(options.seed).spawn(params.tries + 1)
     t_start = time.perf_counter()
     best: tuple[Node, float] | None = None
     runs: list[dict[str, Any]] = []
@@ -803,9 +905,17 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
     assert best is not None
     if params.recombine != "off" and not options.budget.exhausted():
         recombine()
+    polished: dict[str, Any] | None = None
+    if params.polish and not options.budget.exhausted():
+        rng = random.Random(int(extra.generate_state(1)[0]))
+        tree, v, polished = polish_allocations(
+            instance, best, rng, patience=params.polish, budget=options.budget,
+            progress=options.progress)
+        stopped = stopped or polished["stopped"]
+        best = (tree, v)
     wall = time.perf_counter() - t_start
     stats = {**totals, "operators": per_op, "start_objective": start[1], "tries": runs,
-             "recombinations": recombined,
+             "recombinations": recombined, "polish": polished,
              "best_try": min(range(len(runs)), key=lambda j: runs[j]["objective"]),
              "iterations_per_s": totals["iterations"] / wall if wall > 0 else None,
              "loop_s": wall, "segment_cache": len(instance.analyzer._seg)}
@@ -915,3 +1025,34 @@ def given(instance: Instance, options: SolveOptions) -> MethodOutput:
     analyzer's incremental, segment-cached value)."""
     v = instance.analyzer.objective(instance.given)
     return MethodOutput(Status.FEASIBLE, Solution.of(instance, instance.given), v)
+
+
+@dataclass(frozen=True)
+class AllocateParams:
+    patience: int = param(2000, "moves in a row without a gain before the polish stops",
+                          ge=1)
+
+
+def _has_start_tree(instance: Instance, params: Any, warm: bool = False) -> str | None:
+    if warm or instance.given is not None:
+        return None
+    return "needs a tree to polish: --warm-start (a method or a result file) or a .tree " \
+           "instance file"
+
+
+@method("tile_groups", "allocate", "heuristic",
+        "allocation polish of a given tree: the tile counts of its S cuts by local "
+        "search, its structure kept", source="chipsched", randomized=True,
+        space="the given tree's order, cuts and sub-batches; every S-cut allocation",
+        params=AllocateParams, applies=_has_start_tree, warm_start=True)
+def allocate(instance: Instance, options: SolveOptions, params: AllocateParams
+             ) -> MethodOutput:
+    """:func:`polish_allocations` of the warm start's tree (else the ``.tree`` file's),
+    e.g. ``chipsched solve tile_groups -i lib:ID -m allocate --warm-start sa``."""
+    tree = options.warm_solution.tree if options.warm is not None else instance.given
+    start = (tree, instance.analyzer.objective(tree))
+    rng = random.Random(int(np.random.SeedSequence(options.seed).generate_state(1)[0]))
+    tree, v, st = polish_allocations(instance, start, rng, patience=params.patience,
+                                     budget=options.budget, progress=options.progress)
+    return _stopped(MethodOutput(Status.FEASIBLE, Solution.of(instance, tree), v, stats=st),
+                    st["stopped"], f"{st['moves']:,} moves, {st['gains']} gains")

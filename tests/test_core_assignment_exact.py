@@ -227,7 +227,7 @@ def test_exact_methods_start_from_the_best_heuristic_and_never_end_above_it():
     best_h = min(solve("core_assignment", inst, h).objective
                  for h in ("seed004-plus", "seed004"))
     for m in ("cpsat", "milp"):
-        r = solve("core_assignment", inst, m, time_limit=2, threads=1)
+        r = solve("core_assignment", inst, m, time_limit=10, threads=1)
         assert r.metrics["solver"]["warm_start_from"].startswith("seed004")
         assert r.objective <= best_h
         assert r.bound is not None and r.bound == int(r.bound) and r.bound <= r.objective

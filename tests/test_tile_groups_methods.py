@@ -293,7 +293,7 @@ def test_every_method_through_the_face(tmp_path):
     reg = registry()
     names = set(reg.methods("tile_groups"))
     assert names == {"cpsat", "milp", "bruteforce-seg", "bruteforce", "sa", "random", "ls",
-                     "lp", "given", "bound", "dp-seg", "dp-seg-npt"}
+                     "lp", "given", "bound", "dp-seg", "dp-seg-npt", "allocate"}
     inst = _tree_instance(tmp_path)
     assert inst.given is not None
     for name in sorted(names - {"bound"}):  # bound: tests/test_tile_groups_bound.py
@@ -304,6 +304,8 @@ def test_every_method_through_the_face(tmp_path):
         assert r.metrics["tree"] == r.solution.text
     with pytest.raises(InputError, match="has no given tree"):
         chipsched.solve("tile_groups", Instance(F_net4(), get_chip("tiled-2x2")), "given")
+    with pytest.raises(InputError, match="needs a tree to polish"):
+        chipsched.solve("tile_groups", Instance(F_net4(), get_chip("tiled-2x2")), "allocate")
 
 
 def test_cli_solve_compare_list_and_bad_trees(tmp_path, monkeypatch):

@@ -47,10 +47,12 @@ from chipsched.problems.tile_groups.tree import (
     iter_nodes,
     leaf,
     leaf_paths,
+    least_tiles,
     normalize,
     parse_tree,
     path_str,
     replace_at,
+    resized,
     short_text,
     to_text,
 )
@@ -61,9 +63,10 @@ __all__ = [
     "Infeasible", "Instance", "Job", "LayerRow", "assemble", "default_objective", "energy_delay",
     "make_instance",
     "Node", "SegmentCost", "Solution", "Totals", "analyze", "as_tree", "check_structure", "cut",
-    "evaluate", "get", "iter_nodes", "leaf", "leaf_paths", "ls_tree", "metrics", "normalize",
+    "evaluate", "get", "iter_nodes", "leaf", "leaf_paths", "least_tiles", "ls_tree", "metrics",
+    "normalize",
     "optimal_allocation", "parse_tree", "path_str", "pipeline_finish", "replace_at",
-    "short_text", "to_text",
+    "resized", "short_text", "to_text",
 ]
 
 

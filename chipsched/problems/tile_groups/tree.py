@@ -174,6 +174,49 @@ def replace_at(root: Node, path: Sequence[int], new: Node | Sequence[Node]) -> N
     return replace_at(root, path[:-1], Node(parent.kind, -1, kids, parent.sb, alloc))
 
 
+def least_tiles(node: Node) -> int:
+    """The fewest tiles ``node`` can run on: one per leaf of an S cut's children (S-cut
+    children get disjoint tiles, at least one each), the most any child of a T cut
+    needs (T-cut children share the cut's tiles)."""
+    if node.kind == LEAF:
+        return 1
+    if node.kind == TCUT:
+        return max(least_tiles(c) for c in node.children)
+    return sum(least_tiles(c) for c in node.children)
+
+
+def resized(node: Node, tiles: int) -> Node | None:
+    """``node`` on ``tiles`` tiles: every explicit S-cut allocation below it rescaled in
+    proportion (largest remainders, each child at least :func:`least_tiles`), NPT
+    allocations left to the analyzer; ``None`` when ``tiles < least_tiles(node)``."""
+    if node.kind == LEAF:
+        return node
+    if node.kind == SCUT and node.alloc is not None:
+        floors = [least_tiles(c) for c in node.children]
+        if sum(floors) > tiles:
+            return None
+        old = sum(node.alloc)
+        raw = [a * tiles / old for a in node.alloc]
+        new = [max(f, int(r)) for f, r in zip(floors, raw, strict=True)]
+        while sum(new) > tiles:  # floors pushed the sum over: take from the most over
+            k = max((k for k in range(len(new)) if new[k] > floors[k]),
+                    key=lambda k: new[k] - raw[k])
+            new[k] -= 1
+        while sum(new) < tiles:
+            k = max(range(len(new)), key=lambda k: raw[k] - new[k])
+            new[k] += 1
+        kids = [resized(c, a) for c, a in zip(node.children, new, strict=True)]
+        alloc: tuple[int, ...] | None = tuple(new)
+    else:
+        if least_tiles(node) > tiles:
+            return None
+        kids = [resized(c, tiles) for c in node.children]
+        alloc = None
+    if any(k is None for k in kids):
+        return None
+    return Node(node.kind, -1, tuple(kids), node.sb, alloc)  # type: ignore[arg-type]
+
+
 def path_str(path: Sequence[int]) -> str:
     """``root``, ``root/1``, ``root/1/0`` …"""
     return "/".join(["root", *(str(i) for i in path)])

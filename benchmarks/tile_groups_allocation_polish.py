@@ -1,0 +1,74 @@
+"""The allocation polish (``allocate``, the SA's last step; docs/tile_groups.md §5) on the
+library's best knowns of SET's grid: per configuration the best known tree's objective,
+the polished one's, their ratio, the tree's S cuts, the moves tried, the gains kept and
+the seconds.
+
+    python benchmarks/tile_groups_allocation_polish.py                 # the 30 rows
+    python benchmarks/tile_groups_allocation_polish.py --patience 20000 \
+        --only tg-googlenet-cloud-b8
+    python benchmarks/tile_groups_allocation_polish.py --keep-better   # write new bests
+
+With ``--keep-better`` a polished tree that beats the stored best known replaces it (as
+``python benchmarks/library_build.py --polish --seeds 0`` does, with the same record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tile_groups_bounds import gm  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", default=None, help="library ids (default: SET's grid)")
+    ap.add_argument("--patience", type=int, default=2000,
+                    help="moves in a row without a gain before the polish stops")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--keep-better", action="store_true",
+                    help="write a polished tree that beats the best known into the library")
+    args = ap.parse_args()
+
+    from library_build import keep_if_better
+
+    from chipsched import library
+    from chipsched.api import solve
+
+    ids = args.only or [e.id for e in library.entries("tile_groups")
+                        if not e.id.startswith(("tg-tiny", "tg-lenet"))]
+    print("| instance | best known | polished | polished / best known | S cuts | moves | "
+          "gains | seconds |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    ratios = []
+    for id_ in ids:
+        e = library.entry(id_)
+        bk = library.best_known(e)
+        if bk is None:
+            continue
+        inst = library.build_instance(e)
+        t = time.perf_counter()
+        r = solve("tile_groups", inst, "allocate", seed=args.seed, threads=1,
+                  warm_start=dict(bk.solution), patience=args.patience)
+        secs = time.perf_counter() - t
+        st = r.metrics["solver"]
+        ratios.append(r.objective / bk.objective)
+        print(f"| {id_} | {bk.objective:.4g} | {r.objective:.4g} | {ratios[-1]:.4f} | "
+              f"{st['s_cuts']} | {st['moves']:,} | {st['gains']} | {secs:.1f} |", flush=True)
+        if args.keep_better:
+            how = {"warm_start": "best known", "patience": args.patience,
+                   "from": library.how_found(bk.found_by)}
+            v = keep_if_better(e, r, how, args.seed, None)
+            if v is not None:
+                print(f"{id_}: {v:.6g} is the new best known", file=sys.stderr, flush=True)
+    if ratios:
+        print(f"\n{len(ratios)} rows: polished / best known geometric mean {gm(ratios):.4f}, "
+              f"range {min(ratios):.4f}–{max(ratios):.4f}")
+
+
+if __name__ == "__main__":
+    main()
