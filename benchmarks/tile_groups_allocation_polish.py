@@ -28,7 +28,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=None, help="library ids (default: SET's grid)")
     ap.add_argument("--patience", type=int, default=2000,
-                    help="moves in a row without a gain before the polish stops")
+                    help="draws of a move in a row without a gain before the polish stops")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep-better", action="store_true",
                     help="write a polished tree that beats the best known into the library")

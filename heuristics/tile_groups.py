@@ -574,7 +574,8 @@ def polish_allocations(instance: Instance, start: tuple[Node, float], rng: rando
     what the child can give while keeping :func:`least_tiles`) from one child of a
     random S cut to another, rescaling the explicit allocations below both in
     proportion (:func:`resized`), and is kept when the objective falls. The search ends
-    after ``patience`` moves in a row without a gain, or when ``budget`` is over
+    after ``patience`` draws in a row without a gain (a draw whose giving child is at its
+    least tiles counts), or when ``budget`` is over
     (``stats['stopped']``). The tree's allocations come back explicit (``S(sb){a,…}``);
     never worse than ``start``."""
     an = instance.analyzer
@@ -584,15 +585,17 @@ def polish_allocations(instance: Instance, start: tuple[Node, float], rng: rando
     cur_s = an.sums(tree)
     v = cur_s.objective(obj)
     spaths = [p for p, n in iter_nodes(tree) if n.kind == SCUT]
-    moves = gains = fails = 0
+    draws = moves = gains = fails = 0
     stopped = ""
+    # draws that cannot move (the giving child at its least tiles) count as failures, so
+    # a tree whose S cuts are all at their floors ends after `patience` draws
     while spaths and fails < patience:
         if budget is not None and budget.exhausted():
             stopped = budget.stop_reason
             break
-        if progress is not None and moves % 1000 == 0:
-            progress(min(fails, patience), patience,
-                     f"allocation polish {instance.name}: {v:.4g}")
+        if progress is not None and draws % 1000 == 0:
+            progress(fails, patience, f"allocation polish {instance.name}: {v:.4g}")
+        draws += 1
         path = rng.choice(spaths)
         s = get(tree, path)
         i, j = rng.sample(range(len(s.children)), 2)
@@ -626,7 +629,7 @@ def polish_allocations(instance: Instance, start: tuple[Node, float], rng: rando
     if v > start[1]:
         tree, v = start
     return tree, v, {"start_objective": start[1], "objective": v, "s_cuts": len(spaths),
-                     "moves": moves, "gains": gains, "stopped": stopped,
+                     "draws": draws, "moves": moves, "gains": gains, "stopped": stopped,
                      "seconds": time.perf_counter() - t_start}
 
 
@@ -813,7 +816,7 @@ class SAParams:
                            "2026-12-06)", choices=RECOMBINE)
     polish: int = param(2000, "allocation polish of the best tree at the end (ours): "
                         "moves of tiles between S-cut children, kept when the objective "
-                        "falls, until this many in a row bring nothing; 0: none (NPT "
+                        "falls, until this many draws in a row bring nothing; 0: none (NPT "
                         "allocations only, the SA before the polish)", ge=0)
 
 
@@ -1029,8 +1032,8 @@ def given(instance: Instance, options: SolveOptions) -> MethodOutput:
 
 @dataclass(frozen=True)
 class AllocateParams:
-    patience: int = param(2000, "moves in a row without a gain before the polish stops",
-                          ge=1)
+    patience: int = param(2000, "draws of a move in a row without a gain before the polish "
+                          "stops", ge=1)
 
 
 def _has_start_tree(instance: Instance, params: Any, warm: bool = False) -> str | None:

@@ -32,15 +32,23 @@ from tests.test_tile_groups_tree import trees
 
 def _allocations_fit(node: Node, tiles: int) -> bool:
     """Every explicit S-cut allocation below ``node`` (on ``tiles`` tiles) splits its
-    group into parts of at least the child's least tiles."""
+    group into parts of at least the child's least tiles; an S cut with NPT allocation
+    has none below it (NPT decides its children's shares)."""
     if node.kind == LEAF:
         return tiles >= 1
     if node.kind == SCUT and node.alloc is not None:
         return (sum(node.alloc) == tiles and len(node.alloc) == len(node.children)
                 and all(a >= least_tiles(c) and _allocations_fit(c, a)
                         for c, a in zip(node.children, node.alloc, strict=True)))
+    if node.kind == SCUT:
+        return len(node.children) <= tiles and not any(_s_cuts_explicit(c)
+                                                       for c in node.children)
     return tiles >= least_tiles(node) and all(_allocations_fit(c, tiles)
                                               for c in node.children)
+
+
+def _s_cuts_explicit(node: Node) -> bool:
+    return node.alloc is not None or any(_s_cuts_explicit(c) for c in node.children)
 
 
 @settings(max_examples=80, derandomize=True)
@@ -54,7 +62,10 @@ def test_resized_trees_keep_every_allocation_valid(data):
     if tiles < least:
         assert new is None
         return
-    assert new is not None and _allocations_fit(new, tiles)
+    if new is None:  # only an NPT S cut over explicit allocations refuses
+        assert any(nd.alloc is None and _s_cuts_explicit(nd) for nd in _s_cuts(tree))
+        return
+    assert _allocations_fit(new, tiles)
     assert _shape(new) == _shape(tree)  # only allocations change
 
 
@@ -73,6 +84,21 @@ def test_resized_rescales_in_proportion_and_keeps_the_floors():
     assert resized(tree, 16).children[1].alloc == (6, 2)
     assert resized(tree, 3).alloc == (1, 2)  # the inner cut needs two tiles
     assert resized(tree, 8) == tree
+    # under an NPT S cut the inner group's size is NPT's: no rescaling can be right
+    npt = cut(SCUT, [leaf(0), inner, leaf(3)], 1)
+    assert resized(npt, 16) is None
+
+
+def test_resizing_a_tree_to_its_own_tiles_never_makes_one_the_analyzer_refuses():
+    """A review case: NPT gives ``S[a S{9,1}[b c] d]`` on 16 tiles the shares (2, 10, 4);
+    rescaling the inner cut as if it had all 16 made ``{14,2}``, which does not split its
+    10 tiles."""
+    inst = Instance(_two_branch(), get_chip("edge-4x4"), batch=2, objective="e2d")
+    tree = cut(SCUT, [leaf(0), cut(SCUT, [leaf(1), leaf(2)], 1, (9, 1)), leaf(3)], 1)
+    assert inst.analyzer.try_objective(tree) is not None
+    assert resized(tree, 16) is None
+    ex = H.explicit_allocations(inst, tree)
+    assert resized(ex, 16) == ex
 
 
 @st.composite
@@ -94,6 +120,11 @@ def test_written_out_npt_allocations_cost_what_npt_costs(inst, data):
     ex = H.explicit_allocations(inst, tree)
     assert all(nd.alloc is not None for nd in _s_cuts(ex))
     assert inst.analyzer.objective(ex) == pytest.approx(v, rel=1e-12)
+    # rescaled to its own tiles, a tree the analyzer runs stays one it runs
+    G = inst.analyzer.G
+    assert resized(ex, G) == ex
+    same = resized(tree, G)
+    assert same is None or inst.analyzer.objective(same) == pytest.approx(v, rel=1e-12)
 
 
 def _s_cuts(node: Node) -> list[Node]:
@@ -104,14 +135,17 @@ def _s_cuts(node: Node) -> list[Node]:
 
 
 @settings(max_examples=25, derandomize=True, deadline=None)
-@given(small_instances())
-def test_the_polish_never_ends_worse_and_never_beats_the_full_space_optimum(inst):
-    """From the one-S-cut tree (NPT allocation) of random 2–3-layer networks, with
-    tight 2–4-tile chips and a 16-tile one: the polished tree is no worse than its
-    start, costs what the polish reports, has valid explicit allocations, and is never
-    below the brute-force optimum over every tree and allocation."""
+@given(small_instances(), st.data())
+def test_the_polish_never_ends_worse_and_never_beats_the_full_space_optimum(inst, data):
+    """From the one-S-cut tree (NPT allocation) or a random tree (segments, nested cuts,
+    explicit allocations) of random 2–3-layer networks, with tight 2–4-tile chips and a
+    16-tile one: the polished tree is no worse than its start, costs what the polish
+    reports, has valid explicit allocations, and is never below the brute-force optimum
+    over every tree and allocation."""
     n = len(inst.workload)
     start = cut(SCUT, [leaf(i) for i in range(n)], 1)
+    if data.draw(st.booleans()):
+        start = data.draw(trees(n, inst.batch))
     v0 = inst.analyzer.try_objective(start)
     if v0 is None:
         return

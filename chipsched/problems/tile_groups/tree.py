@@ -175,9 +175,10 @@ def replace_at(root: Node, path: Sequence[int], new: Node | Sequence[Node]) -> N
 
 
 def least_tiles(node: Node) -> int:
-    """The fewest tiles ``node`` can run on: one per leaf of an S cut's children (S-cut
-    children get disjoint tiles, at least one each), the most any child of a T cut
-    needs (T-cut children share the cut's tiles)."""
+    """The fewest tiles the explicit allocations of ``node`` can be scaled to: S-cut
+    children get disjoint tiles (at least one each), T-cut children share the cut's
+    tiles. Under NPT allocations it is necessary, not sufficient (NPT gives a child at
+    least one tile, not its least; the analyzer decides)."""
     if node.kind == LEAF:
         return 1
     if node.kind == TCUT:
@@ -185,11 +186,21 @@ def least_tiles(node: Node) -> int:
     return sum(least_tiles(c) for c in node.children)
 
 
+def _has_explicit(node: Node) -> bool:
+    return node.alloc is not None or any(_has_explicit(c) for c in node.children)
+
+
 def resized(node: Node, tiles: int) -> Node | None:
     """``node`` on ``tiles`` tiles: every explicit S-cut allocation below it rescaled in
-    proportion (largest remainders, each child at least :func:`least_tiles`), NPT
-    allocations left to the analyzer; ``None`` when ``tiles < least_tiles(node)``."""
+    proportion (largest remainders, each child at least :func:`least_tiles`); ``None``
+    when ``tiles < least_tiles(node)``, or when an S cut with NPT allocation has explicit
+    ones below it (their groups' sizes are NPT's to decide; write the NPT counts out
+    first)."""
     if node.kind == LEAF:
+        return node
+    if node.kind == SCUT and node.alloc is None:
+        if any(_has_explicit(c) for c in node.children) or len(node.children) > tiles:
+            return None
         return node
     if node.kind == SCUT and node.alloc is not None:
         floors = [least_tiles(c) for c in node.children]
