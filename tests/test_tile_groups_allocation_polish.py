@@ -26,7 +26,7 @@ from chipsched.problems.tile_groups import (
     resized,
 )
 from chipsched.solvers import SolveOptions
-from tests.test_tile_groups_methods import _net, call
+from tests.test_tile_groups_methods import call, tiny_instances
 from tests.test_tile_groups_tree import trees
 
 
@@ -101,12 +101,10 @@ def test_resizing_a_tree_to_its_own_tiles_never_makes_one_the_analyzer_refuses()
     assert resized(ex, 16) == ex
 
 
-@st.composite
-def small_instances(draw, max_layers: int = 3) -> Instance:
-    n = draw(st.integers(2, max_layers))
-    chip = draw(st.sampled_from(["tiled-2x2", "tiled-1x3", "edge-4x4"]))
-    return Instance(_net(draw, n), get_chip(chip), batch=draw(st.sampled_from([1, 2, 4])),
-                    objective=draw(st.sampled_from(["latency", "energy", "e2d", "ed2", "edp"])))
+def small_instances(max_layers: int = 3):
+    """2–``max_layers``-layer random networks on 3-, 4- and 16-tile chips."""
+    return tiny_instances(max_layers=max_layers, min_layers=2,
+                          chips=("tiled-2x2", "tiled-1x3", "edge-4x4"))
 
 
 @settings(max_examples=40, derandomize=True, deadline=None)

@@ -56,9 +56,10 @@ def _net(draw, n: int) -> Workload:
 
 
 @st.composite
-def tiny_instances(draw, max_layers: int = 3) -> Instance:
-    n = draw(st.integers(1, max_layers))
-    chip = draw(st.sampled_from(["tiled-1x2", "tiled-2x2", "tiled-1x3"]))
+def tiny_instances(draw, max_layers: int = 3, min_layers: int = 1,
+                   chips: tuple[str, ...] = ("tiled-1x2", "tiled-2x2", "tiled-1x3")) -> Instance:
+    n = draw(st.integers(min_layers, max_layers))
+    chip = draw(st.sampled_from(chips))
     return Instance(_net(draw, n), get_chip(chip), batch=draw(st.sampled_from([1, 2, 4])),
                     objective=draw(st.sampled_from(["latency", "energy", "e2d", "ed2", "edp"])))
 
