@@ -585,6 +585,8 @@ def polish_allocations(instance: Instance, start: tuple[Node, float], rng: rando
     cur_s = an.sums(tree)
     v = cur_s.objective(obj)
     spaths = [p for p, n in iter_nodes(tree) if n.kind == SCUT]
+    # the structure is fixed, so each S-cut child's least tiles is too
+    floors = {p: [least_tiles(c) for c in get(tree, p).children] for p in spaths}
     draws = moves = gains = fails = 0
     stopped = ""
     # draws that cannot move (the giving child at its least tiles) count as failures, so
@@ -599,7 +601,7 @@ def polish_allocations(instance: Instance, start: tuple[Node, float], rng: rando
         path = rng.choice(spaths)
         s = get(tree, path)
         i, j = rng.sample(range(len(s.children)), 2)
-        room = s.alloc[i] - least_tiles(s.children[i])  # type: ignore[index]
+        room = s.alloc[i] - floors[path][i]  # type: ignore[index]
         fails += 1
         if room < 1:
             continue
