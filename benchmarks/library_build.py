@@ -8,7 +8,7 @@ instance and keep the best solution found and the strongest full-space bound.
         --limit 500 --param iterations=100                  # method parameters
     python benchmarks/library_build.py --polish --seeds 2 --limit 60   # tile_groups SA
     python benchmarks/library_build.py --polish --seeds 0 --limit 600 \
-        --only tg-googlenet-cloud-b8                        # allocation polish only
+        --only tg-googlenet-cloud-b8                # allocation polish + descents only
     python benchmarks/library_build.py --polish --only ca-resnet-cifar-neurons \
         --rounds 40 --tabu-iterations 0                     # core_assignment moves
     python benchmarks/library_build.py --polish --only ca-resnet-cifar-neurons \
@@ -230,7 +230,8 @@ def solve_all(only: set[str] | None, limit: float, threads: int | None,
 
 def polish(only: set[str] | None, limit: float, seeds: int) -> None:
     """Issue 30's polish of the tile_groups best knowns: the allocation polish
-    (``allocate``, seed 0) of the stored best tree, then SA (default parameters) started
+    alternated with up to 3 zero-temperature descents (``allocate -p descents=3``, seed
+    0) of the stored best tree, then SA (default parameters) started
     from the best tree, seeds 0..``seeds``-1, ``limit`` s each, then once from the
     better LS/LP DP tree (``start=dp``; with ``seeds`` ≥ 1); a strictly better tree
     replaces the file, which records the run (method, parameters, seed, limit and that
@@ -244,14 +245,14 @@ def polish(only: set[str] | None, limit: float, seeds: int) -> None:
             continue
         inst = library.build_instance(e)
         t = time.perf_counter()
-        runs = [("allocate", {"warm_start": "best known"}, 0)]
+        runs = [("allocate", {"warm_start": "best known", "descents": 3}, 0)]
         runs += [("sa", {"warm_start": "best known"}, s) for s in range(seeds)]
         if seeds:
             runs.append(("sa", {"start": "dp"}, 0))
         msg = []
         for name, how, seed in runs:
             bk = library.best_known(e)
-            kw: dict = {"start": "dp"} if "start" in how else {}
+            kw: dict = {k: how[k] for k in ("start", "descents") if k in how}
             if "warm_start" in how:
                 if bk is None:
                     continue

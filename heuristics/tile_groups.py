@@ -635,6 +635,60 @@ def polish_allocations(instance: Instance, start: tuple[Node, float], rng: rando
                      "seconds": time.perf_counter() - t_start}
 
 
+def polish_tree(instance: Instance, start: tuple[Node, float], rng: random.Random, *,
+                patience: int, descents: int, iterations: int,
+                weights: dict[str, float] | None = None, space: str = "full",
+                budget: Budget | None = None,
+                progress: Callable[[float, float | None, str], None] | None = None,
+                ) -> tuple[Node, float, dict[str, Any]]:
+    """Allocation polish alternated with structural descents [ours]:
+    :func:`polish_allocations` of ``start``, then up to ``descents`` rounds of a
+    descent — :func:`anneal` at zero temperature for ``iterations`` rounds (the SA's
+    operators, a tree kept when it is no worse) — each followed by another allocation
+    polish; the rounds end early when one brings no gain.
+
+    Why: the annealing ends in a tree no operator improves *under NPT allocations*; once
+    the polish has moved tiles between S-cut children, moves that were uphill before
+    (regrouping, merging, another sub-batch count next to a re-sized group) can be
+    downhill, and the new structure can take another allocation. Operators that rebuild
+    an S cut give it NPT allocation again (and a tree the analyzer refuses, dropped,
+    when explicit allocations lie below it). ``stats``: the polish's figures summed
+    over every polish, and per round the objective after the descent and after its
+    polish, the descent's accepted moves and the round's seconds. Never worse than
+    ``start``; ``descents=0`` is :func:`polish_allocations` alone."""
+    t_start = time.perf_counter()
+    tree, v, first = polish_allocations(instance, start, rng, patience=patience,
+                                        budget=budget, progress=progress)
+    totals = {k: first[k] for k in ("s_cuts", "draws", "moves", "gains")}
+    stopped = first["stopped"]
+    rounds: list[dict[str, Any]] = []
+    for k in range(descents):
+        if stopped or (budget is not None and budget.exhausted()):
+            stopped = stopped or (budget.stop_reason if budget is not None else "")
+            break
+        t0 = time.perf_counter()
+        d_tree, d_v, ds = anneal(instance, rng, start=(tree, v), iterations=iterations,
+                                 t0=0.0, alpha=0.0, restart_frac=1.0,
+                                 weights=weights if weights is not None else EXTENDED_WEIGHTS,
+                                 space=space, progress=progress, budget=budget,
+                                 label=f"descent {k + 1}/{descents}")
+        stopped = ds["stopped"]
+        p_tree, p_v, ps = polish_allocations(instance, (d_tree, d_v), rng, patience=patience,
+                                             budget=budget, progress=progress)
+        stopped = stopped or ps["stopped"]
+        for key in ("draws", "moves", "gains"):
+            totals[key] += ps[key]
+        rounds.append({"descent": d_v, "polish": p_v, "accepted": ds["accepted"],
+                       "seconds": time.perf_counter() - t0})
+        gained = p_v < v * (1 - 1e-9)
+        tree, v = p_tree, p_v
+        if not gained:
+            break
+    return tree, v, {"start_objective": start[1], "objective": v, **totals,
+                     "first_polish": first["objective"], "descents": rounds,
+                     "stopped": stopped, "seconds": time.perf_counter() - t_start}
+
+
 def initial_tree(instance: Instance) -> tuple[Node, float]:
     """SET's start (``start="ls"``): all leaves under a root T cut in topological order
     (layer-sequential); of the root sub-batch counts that fit the buffers, the one with
@@ -820,11 +874,17 @@ class SAParams:
                         "moves of tiles between S-cut children, kept when the objective "
                         "falls, until this many draws in a row bring nothing; 0: none (NPT "
                         "allocations only, the SA before the polish)", ge=0)
+    descents: int = param(1, "rounds of a structural descent (β × layers rounds of the "
+                          "operators at zero temperature) each followed by another "
+                          "allocation polish, after the first polish (ours; none when "
+                          "polish=0); they end early when a round gains nothing; 0: the "
+                          "polish alone (the SA until 2026-12-07)", ge=0)
 
 
 @method("tile_groups", "sa", "heuristic",
         "SET simulated annealing over RA trees (OP1-OP6 + OP7-OP9, T0=0.07, α=8, β=100, "
-        "best of 4 draws + 4 reheats, segment recombination, allocation polish)",
+        "best of 4 draws + 4 reheats, segment recombination, allocation polish and a "
+        "zero-temperature descent)",
         source="seed 002 (SET, ISCA 2023); SET-ISCA2023 sa.cpp, main.cpp", randomized=True,
         space="full tree space, NPT tile allocation (then every allocation of the best "
         "tree's S cuts, by the polish)", params=SAParams, warm_start=True)
@@ -842,7 +902,8 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
     'end' splices once at the end (the tries are those of 'off'), 'off' never.
     Last, ``polish`` > 0 (default 2000) hands the best tree to
     :func:`polish_allocations`, which moves tiles between S-cut children beyond what NPT
-    allocates.
+    allocates, and ``descents`` (default 1) rounds of a zero-temperature descent and
+    another polish follow (:func:`polish_tree`).
     ``space`` 'full' (default), or 'ls'/'lp' to search only
     trees whose root children are T cuts / S cuts of leaves (the authors' LS-only and
     LP-only searches).
@@ -913,8 +974,9 @@ def sa(instance: Instance, options: SolveOptions, params: SAParams) -> MethodOut
     polished: dict[str, Any] | None = None
     if params.polish and not options.budget.exhausted():
         rng = random.Random(int(extra.generate_state(1)[0]))
-        tree, v, polished = polish_allocations(
-            instance, best, rng, patience=params.polish, budget=options.budget,
+        tree, v, polished = polish_tree(
+            instance, best, rng, patience=params.polish, descents=params.descents,
+            iterations=n, weights=weights, space=params.space, budget=options.budget,
             progress=options.progress)
         stopped = stopped or polished["stopped"]
         best = (tree, v)
@@ -1036,6 +1098,11 @@ def given(instance: Instance, options: SolveOptions) -> MethodOutput:
 class AllocateParams:
     patience: int = param(2000, "draws of a move in a row without a gain before the polish "
                           "stops", ge=1)
+    descents: int = param(0, "rounds of a structural descent (the SA's operators at zero "
+                          "temperature, β × layers rounds) each followed by another "
+                          "polish; they end early when a round gains nothing; 0 "
+                          "(default): the tree's structure is kept", ge=0)
+    beta: float = param(100, "rounds per layer of each descent", gt=0)
 
 
 def _has_start_tree(instance: Instance, params: Any, warm: bool = False) -> str | None:
@@ -1047,17 +1114,23 @@ def _has_start_tree(instance: Instance, params: Any, warm: bool = False) -> str 
 
 @method("tile_groups", "allocate", "heuristic",
         "allocation polish of a given tree: the tile counts of its S cuts by local "
-        "search, its structure kept", source="chipsched", randomized=True,
-        space="the given tree's order, cuts and sub-batches; every S-cut allocation",
+        "search, its structure kept (with descents > 0 alternated with zero-temperature "
+        "SA descents)", source="chipsched", randomized=True,
+        space="the given tree's order, cuts and sub-batches; every S-cut allocation "
+        "(descents > 0: trees the SA's operators reach downhill)",
         params=AllocateParams, applies=_has_start_tree, warm_start=True)
 def allocate(instance: Instance, options: SolveOptions, params: AllocateParams
              ) -> MethodOutput:
-    """:func:`polish_allocations` of the warm start's tree (else the ``.tree`` file's),
-    e.g. ``chipsched solve tile_groups -i lib:ID -m allocate --warm-start sa``."""
+    """:func:`polish_tree` of the warm start's tree (else the ``.tree`` file's): the
+    allocation polish, and with ``descents`` > 0 rounds of a zero-temperature descent
+    and another polish, e.g. ``chipsched solve tile_groups -i lib:ID -m allocate
+    --warm-start sa -p descents=3``."""
     tree = options.warm_solution.tree if options.warm is not None else instance.given
     start = (tree, instance.analyzer.objective(tree))
     rng = random.Random(int(np.random.SeedSequence(options.seed).generate_state(1)[0]))
-    tree, v, st = polish_allocations(instance, start, rng, patience=params.patience,
-                                     budget=options.budget, progress=options.progress)
+    n = int(round(params.beta * len(instance.workload)))
+    tree, v, st = polish_tree(instance, start, rng, patience=params.patience,
+                              descents=params.descents, iterations=n,
+                              budget=options.budget, progress=options.progress)
     return _stopped(MethodOutput(Status.FEASIBLE, Solution.of(instance, tree), v, stats=st),
                     st["stopped"], f"{st['moves']:,} moves, {st['gains']} gains")

@@ -1,5 +1,6 @@
 """tile_groups allocation polish (``polish_allocations``, the SA's last step and the
-``allocate`` method): rescaled allocations stay valid, written-out NPT allocations cost
+``allocate`` method) and its alternation with zero-temperature descents
+(``polish_tree``): rescaled allocations stay valid, written-out NPT allocations cost
 what NPT costs, the polish never ends worse than its start, never beats the full-space
 optimum, and reports what the analyzer says."""
 
@@ -18,6 +19,7 @@ from chipsched.instances.chips import get_chip
 from chipsched.problems.tile_groups import (
     LEAF,
     SCUT,
+    TCUT,
     Instance,
     Node,
     cut,
@@ -156,6 +158,56 @@ def test_the_polish_never_ends_worse_and_never_beats_the_full_space_optimum(inst
     assert v >= bf.objective * (1 - 1e-9)
 
 
+@settings(max_examples=25, derandomize=True, deadline=None)
+@given(small_instances(), st.data())
+def test_descents_and_polishes_never_end_worse_and_never_beat_the_optimum(inst, data):
+    """``polish_tree`` from a random tree (explicit allocations included, so descents
+    meet trees whose rebuilt S cuts the analyzer refuses) of random 2–3-layer networks
+    on 2–4- and 16-tile chips: no worse than its start, no worse than its own first
+    polish, what the analyzer says, valid allocations, never below the brute-force
+    optimum over every tree and allocation."""
+    n = len(inst.workload)
+    start = data.draw(trees(n, inst.batch))
+    v0 = inst.analyzer.try_objective(start)
+    if v0 is None:
+        return
+    if data.draw(st.booleans()):
+        start = H.explicit_allocations(inst, start)
+    tree, v, st_ = H.polish_tree(inst, (start, v0), random.Random(0), patience=200,
+                                 descents=3, iterations=60)
+    assert v <= v0 and v <= st_["first_polish"]
+    assert v == pytest.approx(inst.analyzer.objective(tree), rel=1e-12)
+    assert _allocations_fit(tree, inst.analyzer.G)
+    assert len(st_["descents"]) <= 3
+    assert all(r["polish"] <= r["descent"] for r in st_["descents"])
+    bf = call(F.bruteforce, inst, SolveOptions(threads=1))
+    assert v >= bf.objective * (1 - 1e-9)
+
+
+def test_a_descent_finds_what_the_allocation_polish_alone_cannot():
+    """On some of 40 random two-layer networks on the 16-tile edge chip, from the
+    layer-sequential tree ``T(1)[l0 l1]`` (no S cut: nothing to polish), one descent
+    finds a better tree; ``descents=0`` must return the start unchanged."""
+    rng = random.Random(3)
+    found = False
+    for _ in range(40):
+        inst = _seeded_instance(rng)
+        start = cut(TCUT, [leaf(i) for i in range(len(inst.workload))], 1)
+        v0 = inst.analyzer.try_objective(start)
+        if v0 is None:
+            continue
+        _, v_alone, _ = H.polish_tree(inst, (start, v0), random.Random(0), patience=100,
+                                      descents=0, iterations=200)
+        assert v_alone == pytest.approx(v0, rel=1e-12)
+        _, v, st_ = H.polish_tree(inst, (start, v0), random.Random(0), patience=100,
+                                  descents=1, iterations=200)
+        if v < v0 * (1 - 1e-6):
+            assert st_["descents"][0]["accepted"] >= 1
+            found = True
+            break
+    assert found
+
+
 def test_the_polish_moves_tiles_npt_gives_to_the_wrong_child():
     """Two-layer networks on the 16-tile edge chip: NPT splits ``S(1)[l0 l1]`` by
     compute time alone; on some of 40 random ones another split has a lower E²·D, and
@@ -202,6 +254,11 @@ def test_the_sa_polishes_its_best_tree_after_the_same_tries():
     assert polished.objective <= plain.objective
     assert polished.objective == pytest.approx(
         inst.analyzer.objective(polished.solution.tree), rel=1e-9)
+    # the descents come after the same first polish (the same stream, drawn on)
+    alone = call(H.sa, inst, SolveOptions(seed=5), beta=20, descents=0)
+    assert alone.stats["polish"]["descents"] == []
+    assert polished.stats["polish"]["first_polish"] == alone.objective
+    assert polished.objective <= alone.objective
 
 
 def _two_branch():
@@ -225,3 +282,7 @@ def test_allocate_polishes_a_warm_start_through_the_face():
                         warm_start=start.solution.to_dict())
     assert r.success and r.objective <= start.objective * (1 + 1e-12)
     assert r.objective == pytest.approx(inst.analyzer.objective(r.solution.tree), rel=1e-9)
+    d = chipsched.solve("tile_groups", inst, "allocate", seed=0, threads=1,
+                        warm_start=start.solution.to_dict(), descents=2, beta=20)
+    assert d.success and d.objective <= r.objective * (1 + 1e-12)
+    assert d.objective == pytest.approx(inst.analyzer.objective(d.solution.tree), rel=1e-9)
