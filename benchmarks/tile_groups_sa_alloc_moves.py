@@ -1,7 +1,8 @@
 """What-if (issue 30): tile-allocation moves inside the annealing, not only after it.
 
 The SA evaluates every tree with NPT allocations and hands its best tree to the
-allocation polish at the end (docs/tile_groups.md §5). This script tries the other way:
+allocation polish and its descents at the end (docs/tile_groups.md §5). This script
+tries the other way:
 an operator OP10 that moves d tiles (1, 2, 4, …) between two children of a random S cut
 during the annealing, as the polish does, drawn like OP3–OP9 (``--weight``, default 20).
 Because the other operators rebuild cuts with NPT allocation, every changed root child is
@@ -9,7 +10,10 @@ then *settled*: an explicit allocation that no longer fits its cut (child count 
 count changed) is rescaled in proportion or, when the child count changed, replaced by
 the NPT counts, and the explicit allocations below it follow. The operator lives in this
 script only: it patches ``chipsched.heuristics.tile_groups`` in this process for the
-OP10 runs and restores it after them.
+OP10 runs and restores it after them (both arms end with the default's polish and
+descents; in the OP10 arm the descents draw OP10 too, its counts are the tries').
+The medians are over the library's best known (over the default's best seed when the
+instance has none).
 
     python benchmarks/tile_groups_sa_alloc_moves.py tg-resnet50-v1-edge-b8 --seeds 3
 
@@ -192,7 +196,8 @@ def main() -> None:
                     for k, key in enumerate(("proposed", "infeasible", "accepted",
                                              "improved")):
                         counts[k] += c.get(key, 0)
-        med = {k: statistics.median(v) / bk.objective for k, v in vals.items()}
+        ref = bk.objective if bk is not None else min(vals["default"])
+        med = {k: statistics.median(v) / ref for k, v in vals.items()}
         print(f"| {id_} | {', '.join(f'{v:.4g}' for v in vals['default'])} | "
               f"{', '.join(f'{v:.4g}' for v in vals['op10'])} | {med['default']:.3f}, "
               f"{med['op10']:.3f} | {' / '.join(f'{c:,}' for c in counts)} | "

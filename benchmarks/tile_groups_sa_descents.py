@@ -1,7 +1,8 @@
 """What the SA's descents after the allocation polish buy (docs/tile_groups.md §5): per
 instance and seed, the default SA's objective before the descents (its first polish —
-the result of the same run with ``descents=0``) and after them, their ratio, and the
-seconds of the descents against those of the whole run.
+the result of the same run with ``descents=0``) and after them, their ratio (what the
+rounds bought: each a descent and another polish), and the seconds of the rounds
+against those of the whole run.
 
     python benchmarks/tile_groups_sa_descents.py tg-resnet50-v1-edge-b8 --seeds 3
 
@@ -43,6 +44,8 @@ def main() -> None:
             raise SystemExit(f"--param {kv!r}: give NAME=VALUE with NAME one of "
                              f"{', '.join(sorted(specs))}")
         params[name] = specs[name].check(value, "tile_groups/sa")
+    if params.get("polish", 1) == 0:
+        raise SystemExit("--param polish=0: the descents follow the polish; give polish > 0")
 
     print("| instance | seed | before the descents | after | after / before | rounds | "
           "descent seconds / run seconds |")
@@ -58,6 +61,9 @@ def main() -> None:
             r = solve("tile_groups", inst, "sa", seed=seed, threads=1, **params)
             secs = time.perf_counter() - t
             pol = r.metrics["solver"]["polish"]
+            if pol is None:  # the budget ended the run before its polish
+                print(f"| {id_} | {seed} | — | {r.objective:.4g} | — | 0 | — / {secs:.1f} |")
+                continue
             before = pol["first_polish"]
             ratios.append(r.objective / before)
             per_id[id_][0].append(r.objective)

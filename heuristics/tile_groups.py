@@ -652,9 +652,10 @@ def polish_tree(instance: Instance, start: tuple[Node, float], rng: random.Rando
     (regrouping, merging, another sub-batch count next to a re-sized group) can be
     downhill, and the new structure can take another allocation. Operators that rebuild
     an S cut give it NPT allocation again (and a tree the analyzer refuses, dropped,
-    when explicit allocations lie below it). ``stats``: the polish's figures summed
-    over every polish, and per round the objective after the descent and after its
-    polish, the descent's accepted moves and the round's seconds. Never worse than
+    when explicit allocations lie below it). ``stats``: the start tree's S cuts, the
+    polish's draws, moves and gains summed over every polish, and per round the
+    objective after the descent and after its polish, the descent's accepted moves and
+    the round's seconds. Never worse than
     ``start``; ``descents=0`` is :func:`polish_allocations` alone."""
     t_start = time.perf_counter()
     tree, v, first = polish_allocations(instance, start, rng, patience=patience,

@@ -285,4 +285,5 @@ def test_allocate_polishes_a_warm_start_through_the_face():
     d = chipsched.solve("tile_groups", inst, "allocate", seed=0, threads=1,
                         warm_start=start.solution.to_dict(), descents=2, beta=20)
     assert d.success and d.objective <= r.objective * (1 + 1e-12)
+    assert 1 <= len(d.metrics["solver"]["descents"]) <= 2  # the descents ran
     assert d.objective == pytest.approx(inst.analyzer.objective(d.solution.tree), rel=1e-9)
