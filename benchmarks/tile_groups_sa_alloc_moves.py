@@ -40,23 +40,6 @@ def _has_explicit(node: Any) -> bool:
     return node.alloc is not None or any(_has_explicit(c) for c in node.children)
 
 
-def _rescaled(alloc: tuple[int, ...], tiles: int, floors: list[int]) -> list[int] | None:
-    """``alloc`` scaled to ``tiles`` in proportion (largest remainders, floors kept)."""
-    old = sum(alloc)
-    raw = [a * tiles / old for a in alloc]
-    new = [max(f, int(r)) for f, r in zip(floors, raw, strict=True)]
-    while sum(new) > tiles:
-        over = [k for k in range(len(new)) if new[k] > floors[k]]
-        if not over:
-            return None
-        k = max(over, key=lambda k: new[k] - raw[k])
-        new[k] -= 1
-    while sum(new) < tiles:
-        k = max(range(len(new)), key=lambda k: raw[k] - new[k])
-        new[k] += 1
-    return new
-
-
 def settle(an: Any, node: Any, tiles: int) -> Any:
     """``node`` on ``tiles`` tiles with every explicit allocation below it made to fit:
     NPT cuts above explicit ones stay NPT (their counts are computed to pass down),
@@ -64,6 +47,7 @@ def settle(an: Any, node: Any, tiles: int) -> Any:
     the NPT counts; ``None`` when no allocation fits."""
     from chipsched.problems.tile_groups import LEAF, SCUT, TCUT, Node, least_tiles
     from chipsched.problems.tile_groups.analyzer import Infeasible
+    from chipsched.problems.tile_groups.tree import rescaled_counts
 
     if node.kind == LEAF or not _has_explicit(node):
         return node
@@ -85,7 +69,7 @@ def settle(an: Any, node: Any, tiles: int) -> Any:
         except Infeasible:
             return None
     elif sum(alloc) != tiles or any(a < f for a, f in zip(alloc, floors, strict=True)):
-        counts = _rescaled(alloc, tiles, floors)
+        counts = rescaled_counts(alloc, tiles, floors)
         if counts is None:
             return None
     else:

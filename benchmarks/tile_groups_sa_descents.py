@@ -32,18 +32,12 @@ def main() -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from library_build import keep_if_better
+    from tile_groups_sa_starts import sa_params
 
     from chipsched import library
-    from chipsched.api import method_param_specs, solve
+    from chipsched.api import solve
 
-    specs = {p.name: p for p in method_param_specs("tile_groups", "sa")}
-    params = {}
-    for kv in args.param:
-        name, sep, value = kv.partition("=")
-        if not sep or name not in specs:
-            raise SystemExit(f"--param {kv!r}: give NAME=VALUE with NAME one of "
-                             f"{', '.join(sorted(specs))}")
-        params[name] = specs[name].check(value, "tile_groups/sa")
+    params = sa_params(args.param)
     if params.get("polish", 1) == 0:
         raise SystemExit("--param polish=0: the descents follow the polish; give polish > 0")
 

@@ -44,6 +44,25 @@ def best_after_each_try(solver: dict, objective: float, independent: int) -> lis
     return out
 
 
+def sa_params(pairs: list[str]) -> dict:
+    """``--param NAME=VALUE`` pairs → the SA's parameters, coerced to their declared
+    types; a one-line exit naming the pair when a name or value is bad."""
+    from chipsched.api import method_param_specs
+
+    specs = {p.name: p for p in method_param_specs("tile_groups", "sa")}
+    params = {}
+    for kv in pairs:
+        name, sep, value = kv.partition("=")
+        if not sep or name not in specs:
+            raise SystemExit(f"--param {kv!r}: give NAME=VALUE with NAME one of "
+                             f"{', '.join(sorted(specs))}")
+        try:
+            params[name] = specs[name].check(value, "tile_groups/sa")
+        except ValueError as err:  # InputError: the parameter's own one-line message
+            raise SystemExit(f"--param {kv!r}: {err}") from None
+    return params
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("ids", nargs="+", help="chipsched-lib tile_groups instance ids")
@@ -62,19 +81,9 @@ def main() -> None:
     seeds = args.seed_list if args.seed_list else list(range(args.seeds))
 
     from chipsched import library
-    from chipsched.api import method_param_specs, solve
+    from chipsched.api import solve
 
-    specs = {p.name: p for p in method_param_specs("tile_groups", "sa")}
-    params = {}
-    for kv in args.param:
-        name, sep, value = kv.partition("=")
-        if not sep or name not in specs:
-            raise SystemExit(f"--param {kv!r}: give NAME=VALUE with NAME one of "
-                             f"{', '.join(sorted(specs))}")
-        try:
-            params[name] = specs[name].check(value, "tile_groups/sa")
-        except ValueError as err:  # InputError: the parameter's own one-line message
-            raise SystemExit(f"--param {kv!r}: {err}") from None
+    params = sa_params(args.param)
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from library_build import keep_if_better

@@ -190,6 +190,25 @@ def _has_explicit(node: Node) -> bool:
     return node.alloc is not None or any(_has_explicit(c) for c in node.children)
 
 
+def rescaled_counts(alloc: Sequence[int], tiles: int, floors: Sequence[int]
+                    ) -> list[int] | None:
+    """``alloc`` scaled to ``tiles`` in proportion by largest remainders, every count at
+    least its floor; ``None`` when the floors need more than ``tiles``."""
+    if sum(floors) > tiles:
+        return None
+    old = sum(alloc)
+    raw = [a * tiles / old for a in alloc]
+    new = [max(f, int(r)) for f, r in zip(floors, raw, strict=True)]
+    while sum(new) > tiles:  # floors pushed the sum over: take from the most over
+        k = max((k for k in range(len(new)) if new[k] > floors[k]),
+                key=lambda k: new[k] - raw[k])
+        new[k] -= 1
+    while sum(new) < tiles:
+        k = max(range(len(new)), key=lambda k: raw[k] - new[k])
+        new[k] += 1
+    return new
+
+
 def resized(node: Node, tiles: int) -> Node | None:
     """``node`` on ``tiles`` tiles: every explicit S-cut allocation below it rescaled in
     proportion (largest remainders, each child at least :func:`least_tiles`); ``None``
@@ -203,19 +222,9 @@ def resized(node: Node, tiles: int) -> Node | None:
             return None
         return node
     if node.kind == SCUT and node.alloc is not None:
-        floors = [least_tiles(c) for c in node.children]
-        if sum(floors) > tiles:
+        new = rescaled_counts(node.alloc, tiles, [least_tiles(c) for c in node.children])
+        if new is None:
             return None
-        old = sum(node.alloc)
-        raw = [a * tiles / old for a in node.alloc]
-        new = [max(f, int(r)) for f, r in zip(floors, raw, strict=True)]
-        while sum(new) > tiles:  # floors pushed the sum over: take from the most over
-            k = max((k for k in range(len(new)) if new[k] > floors[k]),
-                    key=lambda k: new[k] - raw[k])
-            new[k] -= 1
-        while sum(new) < tiles:
-            k = max(range(len(new)), key=lambda k: raw[k] - new[k])
-            new[k] += 1
         kids = [resized(c, a) for c, a in zip(node.children, new, strict=True)]
         alloc: tuple[int, ...] | None = tuple(new)
     else:
