@@ -857,18 +857,25 @@ def solve_cmd(
             res = solve(decision, inst, method, options=opts, budget=budget, **params)
     if out is not None:
         atomic_write(out, lambda fh: json.dump(to_jsonable(res.to_dict()), fh, indent=2))
+    title = f"{decision} on {res.instance}: objective {res.objective_name}"
+    # a run without a solution (a bound) is drawn as compare draws its runs
+    drawn = (_plot_runs(dec, inst, [res], plot, f"{decision} on {res.instance}")
+             if plot is not None and res.solution is None else None)
     if json_:
         if plot is not None and dec.render is not None and res.solution is not None:
             dec.render(inst, res, plot=plot)  # draws the picture; the JSON is the output
+        if drawn:
+            typer.echo(drawn, err=True)
         _print_json(res.to_dict())
         return
     from chipsched.report import result_table
 
     con = _out()
-    con.print(result_table([res], title=f"{decision} on {res.instance}: objective "
-                           f"{res.objective_name}"))
+    con.print(result_table([res], title=title))
     if dec.render is not None and res.solution is not None:
         con.print(dec.render(inst, res, plot=plot))
+    if drawn:
+        con.print(drawn, markup=False)
 
 
 @app.command("compare")
@@ -902,6 +909,10 @@ def compare_cmd(
     fmt: Annotated[str, typer.Option("--format", help="table (terminal), markdown, latex "
                                      "(booktabs) or csv on stdout; several seeds give "
                                      "best, mean ± sd and worst per method")] = "table",
+    plot: Annotated[Path | None, typer.Option("--plot", help="draw the runs to this "
+                                              ".png/.svg/.pdf: objectives against the best "
+                                              "bound (tile_groups: energy against latency "
+                                              "over the bound's envelope)")] = None,
 ) -> None:
     """Several methods on one instance: objective / bound / gap / time.
 
@@ -937,6 +948,8 @@ def compare_cmd(
         from chipsched.files import check_output_file
 
         check_output_file(csv, "--csv")
+    if plot is not None:
+        _check_plot(plot)
     bar, report = _progress_callback(not json_ and fmt == "table" and not log)
     where = {"run": "", "done": 0, "total": None}
 
@@ -987,9 +1000,34 @@ def compare_cmd(
         from chipsched.report import result_table
 
         _out().print(result_table(results, title=title))
+    if plot is not None:
+        # stderr: stdout carries the JSON or the table in its format
+        typer.echo(_plot_runs(dec, inst, results, plot,
+                              f"{decision} on {dec.problem.instance_name(inst)}"),
+                   err=json_ or fmt != "table")
     if not any_solution(results):
         typer.echo("error: no method produced a solution (see the table)", err=True)
         raise typer.Exit(1)
+
+
+def _plot_runs(dec: Any, inst: Any, results: list[Any], plot: Path, title: str) -> str:
+    """Draw ``results`` to ``plot`` (the decision's own picture, ``plot_compare``, or
+    every run's objective against the best bound); the line saying what was drawn."""
+    from chipsched.errors import InputError
+    from chipsched.plots import plot_methods
+
+    if not any(r.objective is not None or r.bound is not None for r in results):
+        return f"nothing drawn to {plot}: no run has an objective or a bound"
+    try:
+        if dec.plot_compare is not None:
+            dec.plot_compare(inst, results, plot)
+        else:
+            r0 = results[0]
+            plot_methods(results, plot, title=title, label=f"objective {r0.objective_name}"
+                         + (f" ({r0.objective_unit})" if r0.objective_unit else ""))
+    except InputError as exc:  # nothing this decision can draw from these runs
+        return f"nothing drawn to {plot}: {exc}"
+    return f"plot written to {plot}"
 
 
 def _write_csv(path: Path, results: list[Any], instance: Any = None) -> None:

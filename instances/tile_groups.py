@@ -161,3 +161,33 @@ def render(instance: Instance, result: Any, plot: str | os.PathLike[str] | None 
     else:
         parts.append(Text("draw the S-T graph with --plot FILE.png", style="dim"))
     return Group(*parts)
+
+
+def _envelope(result: Any) -> list[tuple[float, float]]:
+    """The (D, E*(D)) points of a ``bound`` result's lower envelope (none for others)."""
+    solver = (result.metrics or {}).get("solver") or {}
+    return [(float(d), float(e)) for d, e in solver.get("envelope") or ()]
+
+
+def plot_compare(instance: Instance, results: Any, path: str | os.PathLike[str]) -> Path:
+    """``chipsched compare tile_groups --plot`` (and ``solve -m bound --plot``): energy
+    against latency of every run's tree, over the full-space lower envelope E*(D) of a
+    ``bound`` run, with the curves objective = best bound and objective = best found —
+    no tree lies below the envelope or the bound's curve, and the optimum lies between
+    the two curves."""
+    from chipsched.api import best_bound, best_found
+    from chipsched.plots.tile_groups import plot_energy_latency
+
+    points: dict[str, list[tuple[float, float]]] = {}
+    envelope: list[tuple[float, float]] = []
+    for r in results:
+        m = r.metrics or {}
+        if r.solution is not None and "latency_s" in m:
+            points.setdefault(r.method, []).append((float(m["latency_s"]),
+                                                   float(m["energy_j"])))
+        elif not r.space and _envelope(r):
+            envelope = _envelope(r)
+    name = f"{instance.workload.name} on {instance.hardware.name}, batch {instance.batch}"
+    return plot_energy_latency(points, path, instance.objective, envelope=envelope or None,
+                               bound=best_bound(results), best=best_found(results),
+                               title=f"tile_groups: {name}")

@@ -100,3 +100,50 @@ def plot_library_gaps(runs: Sequence[Any], path: str | os.PathLike[str],
     ax.set_title(title)
     ax.legend(fontsize="small")
     return save_figure(fig, path)
+
+
+def plot_methods(results: Sequence[Any], path: str | os.PathLike[str], title: str = "",
+                 label: str = "objective") -> Path:
+    """The three numbers of a ``chipsched compare`` run as a picture (``--plot``): one row
+    per method with every run's objective (one marker per seed) and its bound as a tick
+    (a tick of a restricted space bounds that space only), the best found and the best
+    proven bound of the whole space as vertical lines — the optimum lies between them.
+    Methods with neither (skipped, failed) are left out."""
+    from chipsched.api import best_bound, best_found
+
+    rows = [m for m in dict.fromkeys(r.method for r in results)
+            if any(r.objective is not None or r.bound is not None
+                   for r in results if r.method == m)]
+    fig, ax = _figure(width=8.0, height=max(2.2, 0.4 * len(rows) + 1.4))
+    vals: list[float] = []
+    for k, m in enumerate(rows):
+        runs = [r for r in results if r.method == m]
+        ys = [r.objective for r in runs if r.objective is not None]
+        if ys:
+            ax.scatter(ys, [k] * len(ys), marker=MARKERS[k % len(MARKERS)],
+                       color=f"C{k % 10}", zorder=3)
+        bs = [r.bound for r in runs if r.bound is not None]
+        if bs:
+            ax.scatter(bs, [k] * len(bs), marker="|", s=250, color=f"C{k % 10}", zorder=2)
+        vals += ys + bs
+    bb, bf = best_bound(results), best_found(results)
+    if bb is not None:
+        ax.axvline(bb, color="0.3", ls="--", lw=1, label=f"best bound {bb:.4g}")
+    if bf is not None:
+        ax.axvline(bf, color="0.3", ls=":", lw=1, label=f"best found {bf:.4g}")
+    pos = [v for v in vals if v > 0]
+    if pos and len(pos) == len(vals) and max(pos) > 3 * min(pos):
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:.3g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_yticks(range(len(rows)), rows)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel(label)
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, axis="x", alpha=0.3)
+    if bb is not None or bf is not None:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save_figure(fig, path)

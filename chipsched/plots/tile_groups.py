@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from chipsched.errors import InputError
 from chipsched.plots import _figure, save_figure
 from chipsched.problems.tile_groups import Instance, Solution, analyze
 
@@ -170,4 +171,85 @@ def plot_comparison(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[s
     axes[0].set_title(title or "SA vs best LS vs best LP (lower is better)", fontsize=9)
     axes[-1].set_xticks(x)
     axes[-1].set_xticklabels([r["config"] for r in rows], rotation=75, fontsize=6)
+    return save_figure(fig, path)
+
+
+def iso_objective(objective: Any, value: float, latencies: Sequence[float]) -> np.ndarray:
+    """For each latency D the energy E with ``objective(E, D) == value`` (NaN where no
+    energy ≥ 0 reaches it): the curve on which every tree has that objective. The
+    objective grows in E (E^n·D^m or a weighted sum), so a bisection on log E finds it."""
+    out = np.full(len(latencies), np.nan)
+    for i, d in enumerate(latencies):
+        if objective(0.0, d) > value:
+            continue  # the latency alone is worth more than the value
+        lo, hi = 1e-300, 1.0
+        while objective(hi, d) < value and hi < 1e300:
+            hi *= 1e3
+        if objective(hi, d) < value:
+            continue
+        for _ in range(200):
+            mid = np.sqrt(lo * hi)
+            if objective(mid, d) < value:
+                lo = mid
+            else:
+                hi = mid
+            if hi <= lo * (1 + 1e-12):
+                break
+        out[i] = hi
+    return out
+
+
+def plot_energy_latency(points: Mapping[str, Sequence[tuple[float, float]]],
+                        path: str | os.PathLike[str], objective: Any, *,
+                        envelope: Sequence[tuple[float, float]] | None = None,
+                        bound: float | None = None, best: float | None = None,
+                        title: str = "") -> Path:
+    """Energy against latency (log-log) of every method's trees (``points``: method →
+    its runs' (D, E)), with, from the ``bound`` method, the full-space lower envelope
+    E*(D) (no tree of latency ≤ D has less energy; a staircase drawn from each step's
+    right end) and the curve objective = ``bound``: no tree lies below either. The
+    dotted curve is objective = ``best`` (the best found): the optimum lies between the
+    two curves."""
+    fig, ax = _figure(width=8.4)
+    ds = [p[0] for pts in points.values() for p in pts] + [p[0] for p in envelope or ()]
+    es = [p[1] for pts in points.values() for p in pts] + [p[1] for p in envelope or ()]
+    if not ds:
+        raise InputError("--plot", "nothing to draw: no run produced a tree or an envelope",
+                         "run a method that returns a tree, or the bound method")
+    lo_d, hi_d = min(ds) / 1.5, max(ds) * 1.5
+    if envelope:
+        env = np.array(sorted(envelope))
+        # a tree of latency in (d_k, d_k+1] has at least E*(d_k+1): drawn from the right
+        # end ('pre'); past the last point the least energy holds on
+        env = np.vstack([env, [hi_d, env[-1, 1]]])
+        ax.step(env[:, 0], env[:, 1], where="pre", color="0.35", lw=1.2,
+                label="lower envelope E*(D) (bound)")
+        ax.fill_between(env[:, 0], min(es) / 10, env[:, 1], step="pre", color="0.9",
+                        zorder=0, label="no tree (below the envelope or faster than "
+                        "its least latency)")
+        ax.axvspan(lo_d, env[0, 0], color="0.9", zorder=0)
+    grid = np.geomspace(lo_d, hi_d, 200)
+    for value, style, name in ((bound, "--", "bound"), (best, ":", "best found")):
+        if value is not None and value > 0:
+            curve = iso_objective(objective, value, grid)
+            ok = np.isfinite(curve)
+            if ok.any():
+                ax.plot(grid[ok], curve[ok], style, color="0.2", lw=1,
+                        label=f"{objective.name} = {name} ({value:.4g})")
+    from chipsched.plots import MARKERS
+
+    for k, (m, pts) in enumerate(points.items()):
+        if pts:
+            d, e = zip(*pts, strict=True)
+            ax.scatter(d, e, marker=MARKERS[k % len(MARKERS)], color=f"C{k % 10}",
+                       label=m, zorder=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo_d, hi_d)
+    ax.set_ylim(min(es) / 3, max(es) * 3)
+    ax.set_xlabel("latency (s)")
+    ax.set_ylabel("energy (J)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save_figure(fig, path)
