@@ -1,9 +1,10 @@
 """Screenshots of what a reader sees, taken in headless Chromium (issue 29): the bench
 HTML report (with its embedded plots) and every kind of ``--plot`` figure the CLI draws
 — the S-T graph (tile_groups), the Gantt chart (op_placement), the chiplet placement
-(region_split), the core-load heat map (core_assignment) and ``lib run --plot``'s
-objective / best known against size — each opened in the browser and saved as a PNG to
-look at before a change that touches a report or a figure lands.
+(region_split), the core-load heat map (core_assignment), ``lib run --plot``'s
+objective / best known against size and ``compare --plot``'s pictures — each opened in
+the browser and saved as a PNG to look at before a change that touches a report or a
+figure lands.
 
     python benchmarks/screenshots.py --out out/screens            # bench smoke + figures
     python benchmarks/screenshots.py --out out/screens --html out/bench/bench-ID.html
@@ -23,7 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-#: The figures drawn by ``chipsched solve --plot`` (one per decision) and ``lib run``.
+#: The figures drawn by ``chipsched solve --plot`` (one per decision), ``lib run`` and
+#: ``compare --plot`` (tile_groups' energy-latency picture and the generic one).
 FIGURES = [
     ("st-graph", ["solve", "tile_groups", "-i", "tiny-chain", "-c", "edge-4x4", "--batch",
                   "4", "-m", "sa", "--seed", "0"]),
@@ -35,6 +37,10 @@ FIGURES = [
                    "-m", "seed004"]),
     ("lib-run", ["lib", "run", "tile_groups", "-m", "ls,lp", "--tier", "tiny",
                  "--time-limit", "5"]),
+    ("compare-energy-latency", ["compare", "tile_groups", "-i", "tiny-chain", "-c",
+                                "edge-4x4", "--batch", "4", "--methods", "ls,lp,sa,bound"]),
+    ("compare-objectives", ["compare", "core_assignment", "-i", "lenet5-neurons", "-c",
+                            "neuro-8x8", "--methods", "rowmajor,seed004,bound"]),
 ]
 #: Chromium flags for a headless build on a machine without a GPU or a sandbox.
 FLAGS = ["--no-sandbox", "--no-zygote", "--single-process", "--disable-gpu",

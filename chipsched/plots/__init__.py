@@ -55,6 +55,16 @@ def plain_log_axis(axis: Any, values: Sequence[float]) -> None:
         axis.set_minor_formatter(plain)
 
 
+def short_log_ticks(axis: Any) -> None:
+    """Ticks of a log-scaled ``axis`` at 1, 2 and 5 of each decade, labelled "2e-06"
+    (short, so neighbours do not overlap), minor ticks unlabelled."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:.3g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def plot_layer_scaling(table: Any, layers: Sequence[int], path: str | os.PathLike[str],
                        batch: int = 1, title: str = "") -> Path:
     """Compute time of selected layers vs number of units, from a LayerTable."""
@@ -133,12 +143,8 @@ def plot_methods(results: Sequence[Any], path: str | os.PathLike[str], title: st
         ax.axvline(bf, color="0.3", ls=":", lw=1, label=f"best found {bf:.4g}")
     pos = [v for v in vals if v > 0]
     if pos and len(pos) == len(vals) and max(pos) > 3 * min(pos):
-        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
         ax.set_xscale("log")
-        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:.3g}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
+        short_log_ticks(ax.xaxis)
     ax.set_yticks(range(len(rows)), rows)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel(label)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from chipsched.errors import InputError
-from chipsched.plots import _figure, save_figure
+from chipsched.plots import _figure, save_figure, short_log_ticks
 from chipsched.problems.tile_groups import Instance, Solution, analyze
 
 
@@ -210,7 +210,7 @@ def plot_energy_latency(points: Mapping[str, Sequence[tuple[float, float]]],
     right end) and the curve objective = ``bound``: no tree lies below either. The
     dotted curve is objective = ``best`` (the best found): the optimum lies between the
     two curves."""
-    fig, ax = _figure(width=8.4)
+    fig, ax = _figure(width=6.4, height=5.6)
     ds = [p[0] for pts in points.values() for p in pts] + [p[0] for p in envelope or ()]
     es = [p[1] for pts in points.values() for p in pts] + [p[1] for p in envelope or ()]
     if not ds:
@@ -245,11 +245,13 @@ def plot_energy_latency(points: Mapping[str, Sequence[tuple[float, float]]],
                        label=m, zorder=3)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    short_log_ticks(ax.xaxis)
+    short_log_ticks(ax.yaxis)
     ax.set_xlim(lo_d, hi_d)
     ax.set_ylim(min(es) / 3, max(es) * 3)
     ax.set_xlabel("latency (s)")
     ax.set_ylabel("energy (J)")
     ax.set_title(title, fontsize=9)
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     return save_figure(fig, path)
