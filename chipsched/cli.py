@@ -1013,18 +1013,20 @@ def compare_cmd(
 def _plot_runs(dec: Any, inst: Any, results: list[Any], plot: Path, title: str) -> str:
     """Draw ``results`` to ``plot`` (the decision's own picture, ``plot_compare``, or
     every run's objective against the best bound); the line saying what was drawn."""
+    from chipsched.api import best_bound, best_found
     from chipsched.errors import InputError
     from chipsched.plots import plot_methods
 
     if not any(r.objective is not None or r.bound is not None for r in results):
         return f"nothing drawn to {plot}: no run has an objective or a bound"
+    three = {"best_bound": best_bound(results), "best_found": best_found(results)}
     try:
         if dec.plot_compare is not None:
-            dec.plot_compare(inst, results, plot)
+            dec.plot_compare(inst, results, plot, **three)
         else:
             r0 = results[0]
             plot_methods(results, plot, title=title, label=f"objective {r0.objective_name}"
-                         + (f" ({r0.objective_unit})" if r0.objective_unit else ""))
+                         + (f" ({r0.objective_unit})" if r0.objective_unit else ""), **three)
     except InputError as exc:  # nothing this decision can draw from these runs
         return f"nothing drawn to {plot}: {exc}"
     return f"plot written to {plot}"

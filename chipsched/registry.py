@@ -7,9 +7,10 @@ decision ``X`` then has
 * ``chipsched.instances.X`` — ``load_instance(spec, hardware, **options)`` (library
   names, files of the decision's formats → ``PROBLEM.make_instance``) and
   ``render(instance, result)`` (a rich renderable for ``chipsched solve``), optionally
-  ``plot_compare(instance, results, path)`` (the picture of ``chipsched compare --plot``
-  and of ``solve --plot`` for a run without a solution; without it a generic chart of
-  the objectives), and a ``warm_up_kernels()`` where its readers have numba kernels;
+  ``plot_compare(instance, results, path, best_bound=, best_found=)`` (the picture of
+  ``chipsched compare --plot`` and of ``solve --plot`` for a run without a solution;
+  without it a generic chart of the objectives), and a ``warm_up_kernels()`` where its
+  readers have numba kernels;
 * ``chipsched.formulations.X`` and ``chipsched.heuristics.X`` — functions marked with
   :func:`chipsched.method.method`, and, where the layer has numba kernels, a
   ``warm_up_kernels()`` that compiles them (``chipsched.jit``).
@@ -56,8 +57,9 @@ class Decision:
     #: ``warm_up_kernels`` functions of the decision's method modules: they compile (or
     #: load) its numba kernels before a run's clock starts (``chipsched.jit``)
     warm_ups: tuple[Callable[[], Any], ...] = field(default=())
-    #: ``plot_compare(instance, results, path)``: the decision's own picture of several
-    #: runs (``compare --plot``; ``solve --plot`` of a run without a solution)
+    #: ``plot_compare(instance, results, path, best_bound=, best_found=)``: the decision's
+    #: own picture of several runs (``compare --plot``; ``solve --plot`` of a run without
+    #: a solution)
     plot_compare: Callable[..., Any] | None = None
 
     @property

@@ -169,13 +169,14 @@ def _envelope(result: Any) -> list[tuple[float, float]]:
     return [(float(d), float(e)) for d, e in solver.get("envelope") or ()]
 
 
-def plot_compare(instance: Instance, results: Any, path: str | os.PathLike[str]) -> Path:
+def plot_compare(instance: Instance, results: Any, path: str | os.PathLike[str], *,
+                 best_bound: float | None = None, best_found: float | None = None) -> Path:
     """``chipsched compare tile_groups --plot`` (and ``solve -m bound --plot``): energy
     against latency of every run's tree, over the full-space lower envelope E*(D) of a
-    ``bound`` run, with the curves objective = best bound and objective = best found —
-    no tree lies below the envelope or the bound's curve, and the optimum lies between
-    the two curves."""
-    from chipsched.api import best_bound, best_found
+    ``bound`` run, with the curves objective = ``best_bound`` and objective =
+    ``best_found`` (the face's ``best_bound`` / ``best_found`` of the runs) — no tree
+    lies below the envelope or the bound's curve, and the optimum lies between the two
+    curves."""
     from chipsched.plots.tile_groups import plot_energy_latency
 
     points: dict[str, list[tuple[float, float]]] = {}
@@ -189,5 +190,5 @@ def plot_compare(instance: Instance, results: Any, path: str | os.PathLike[str])
             envelope = _envelope(r)
     name = f"{instance.workload.name} on {instance.hardware.name}, batch {instance.batch}"
     return plot_energy_latency(points, path, instance.objective, envelope=envelope or None,
-                               bound=best_bound(results), best=best_found(results),
+                               bound=best_bound, best=best_found,
                                title=f"tile_groups: {name}")

@@ -53,7 +53,8 @@ def test_compare_plot_draws_every_run_over_the_envelope(tmp_path):
         above = [ee for dd, ee in env if dd >= d * (1 - 1e-12)]
         assert e >= (above[0] if above else env[-1][1]) * (1 - 1e-9)
         assert inst.objective(e, d) >= bound * (1 - 1e-9)
-    out = plot_compare(inst, results, tmp_path / "c.png")
+    out = plot_compare(inst, results, tmp_path / "c.png", best_bound=bound,
+                       best_found=min(r.objective for r in results if r.objective))
     assert out.stat().st_size > 10_000
 
 

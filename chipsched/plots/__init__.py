@@ -113,14 +113,14 @@ def plot_library_gaps(runs: Sequence[Any], path: str | os.PathLike[str],
 
 
 def plot_methods(results: Sequence[Any], path: str | os.PathLike[str], title: str = "",
-                 label: str = "objective") -> Path:
+                 label: str = "objective", *, best_bound: float | None = None,
+                 best_found: float | None = None) -> Path:
     """The three numbers of a ``chipsched compare`` run as a picture (``--plot``): one row
     per method with every run's objective (one marker per seed) and its bound as a tick
     (a tick of a restricted space bounds that space only), the best found and the best
-    proven bound of the whole space as vertical lines — the optimum lies between them.
-    Methods with neither (skipped, failed) are left out."""
-    from chipsched.api import best_bound, best_found
-
+    proven bound of the whole space (``chipsched.api.best_bound``, given by the caller)
+    as vertical lines — the optimum lies between them. Methods with neither (skipped,
+    failed) are left out."""
     rows = [m for m in dict.fromkeys(r.method for r in results)
             if any(r.objective is not None or r.bound is not None
                    for r in results if r.method == m)]
@@ -136,7 +136,7 @@ def plot_methods(results: Sequence[Any], path: str | os.PathLike[str], title: st
         if bs:
             ax.scatter(bs, [k] * len(bs), marker="|", s=250, color=f"C{k % 10}", zorder=2)
         vals += ys + bs
-    bb, bf = best_bound(results), best_found(results)
+    bb, bf = best_bound, best_found
     if bb is not None:
         ax.axvline(bb, color="0.3", ls="--", lw=1, label=f"best bound {bb:.4g}")
     if bf is not None:
