@@ -136,11 +136,10 @@ def plot_methods(results: Sequence[Any], path: str | os.PathLike[str], title: st
         if bs:
             ax.scatter(bs, [k] * len(bs), marker="|", s=250, color=f"C{k % 10}", zorder=2)
         vals += ys + bs
-    bb, bf = best_bound, best_found
-    if bb is not None:
-        ax.axvline(bb, color="0.3", ls="--", lw=1, label=f"best bound {bb:.4g}")
-    if bf is not None:
-        ax.axvline(bf, color="0.3", ls=":", lw=1, label=f"best found {bf:.4g}")
+    if best_bound is not None:
+        ax.axvline(best_bound, color="0.3", ls="--", lw=1, label=f"best bound {best_bound:.4g}")
+    if best_found is not None:
+        ax.axvline(best_found, color="0.3", ls=":", lw=1, label=f"best found {best_found:.4g}")
     pos = [v for v in vals if v > 0]
     if pos and len(pos) == len(vals) and max(pos) > 3 * min(pos):
         ax.set_xscale("log")
@@ -150,6 +149,6 @@ def plot_methods(results: Sequence[Any], path: str | os.PathLike[str], title: st
     ax.set_xlabel(label)
     ax.set_title(title, fontsize=9)
     ax.grid(True, axis="x", alpha=0.3)
-    if bb is not None or bf is not None:
+    if best_bound is not None or best_found is not None:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save_figure(fig, path)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from chipsched.errors import InputError
-from chipsched.plots import _figure, save_figure, short_log_ticks
+from chipsched.plots import MARKERS, _figure, save_figure, short_log_ticks
 from chipsched.problems.tile_groups import Instance, Solution, analyze
 
 
@@ -236,8 +236,6 @@ def plot_energy_latency(points: Mapping[str, Sequence[tuple[float, float]]],
             if ok.any():
                 ax.plot(grid[ok], curve[ok], style, color="0.2", lw=1,
                         label=f"{objective.name} = {name} ({value:.4g})")
-    from chipsched.plots import MARKERS
-
     for k, (m, pts) in enumerate(points.items()):
         if pts:
             d, e = zip(*pts, strict=True)
