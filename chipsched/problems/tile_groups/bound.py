@@ -295,11 +295,13 @@ def row_terms(instance: Any, root_runs: int) -> RowTerms:
                 energy[c] += nin * (ext / src) * hbar[c] * hop_pj
             for _p, e in an.preds[c]:
                 share = e / src
-                via_dram = (e * prec * B * spf[c] * dram_pj
-                            + nin * share * hbar[c] * hop_pj)
+                # the DRAM energy of a read is charged once, by ``dbytes`` below
+                via_dram_hops = nin * share * hbar[c] * hop_pj
                 via_noc = nin * share * ball[c] * hop_pj
-                energy[c] += np.where(spill[c], via_dram, np.minimum(via_dram, via_noc))
-                dbytes[c] += np.where(spill[c], e * prec * B * spf[c], 0.0)
+                read_b = e * prec * B * spf[c]
+                energy[c] += np.where(spill[c], via_dram_hops,
+                                      np.minimum(via_dram_hops + read_b * dram_pj, via_noc))
+                dbytes[c] += np.where(spill[c], read_b, 0.0)
         if not an.succs[c]:
             ob = of[c] * runs[0]
             dbytes[c] += ob
@@ -421,6 +423,8 @@ class PathEnvelope:
         caps = [(terms.busy_s, float(n_tiles))]
         if np.isfinite(dram_bytes_per_s):
             caps.append((terms.dram_bytes, float(dram_bytes_per_s)))
+        # every root run repeats the whole network: a path's other layers count R times
+        self.path_scale = float(terms.root_runs)
         self.caps = caps
         src = [p for c in range(L) for p, _ in preds[c]]
         dst = [c for c in range(L) for _ in preds[c]]
@@ -466,7 +470,7 @@ class PathEnvelope:
         nx, nE, nC = len(li), len(self.src), len(self.caps)
         e = T.energy_j[li, ri]
         e_ref = float(e.max()) or 1.0
-        run = T.run_s[li, ri] / d_ref
+        run = T.run_s[li, ri] * self.path_scale / d_ref
         own = T.own_s[li, ri] / d_ref
         tau, sig, dvar = nx, nx + L, nx + 2 * L  # dvar: the latency (latency mode)
         n = nx + 2 * L + (0 if energy_mode else 1)
@@ -537,7 +541,7 @@ class PathEnvelope:
         if latency_s is not None:
             ok &= T.own_s <= latency_s * (1 + 1e-9)
         with np.errstate(invalid="ignore"):
-            pen = (a[:, None] * T.run_s + z[:, None] * T.own_s) / d_ref
+            pen = (a[:, None] * T.run_s * self.path_scale + z[:, None] * T.own_s) / d_ref
             if e_ref is not None:
                 pen = pen + T.energy_j / e_ref
             for wx, (q, rate) in zip(w, self.caps, strict=True):
@@ -618,11 +622,14 @@ def _latency_floor(terms: RowTerms, n_tiles: int, hw: Any) -> float:
 
 
 def path_latency(run_s: np.ndarray, own_s: np.ndarray,
-                 preds: Sequence[Sequence[tuple[int, Any]]]) -> float:
+                 preds: Sequence[Sequence[tuple[int, Any]]], root_runs: int = 1) -> float:
     """max over layers j of (longest dependency path into j) + own_j + (longest path out
     of j), a path's length being the run times of its other layers — the latency the
     path relaxation (:class:`PathEnvelope`) gives one choice of rows (``run_s``,
-    ``own_s``: one value per layer; layers in a topological order)."""
+    ``own_s``: one value per layer; layers in a topological order). A root that runs
+    ``root_runs`` times repeats every path that often: the other layers' run times
+    count ``root_runs`` times."""
+    run_s = np.asarray(run_s, dtype=float) * root_runs
     L = len(run_s)
     head = np.zeros(L)
     for c in range(L):
@@ -650,7 +657,7 @@ def tree_path_latency(instance: Any, tree: Any) -> float:
         for lf in leaves:
             col = (lf.hi - lf.lo - 1) * nb + an.bidx[lf.batch]
             run[lf.layer], own[lf.layer] = terms.run_s[lf.layer, col], terms.own_s[lf.layer, col]
-    return path_latency(run, own, an.preds)
+    return path_latency(run, own, an.preds, runs)
 
 
 def _staircase(obj: Any, pts: list[float], floor: dict[float, float],
@@ -752,7 +759,8 @@ def full_space_bound(instance: Any, refinements: int = 24, grid: int = 12,
             d0 = max(d_min[R], pe.latency_floor(d_min[R]))
             k = terms.energy_j.argmin(axis=1)
             pick = (np.arange(len(k)), k)
-            d1 = max(d0, d_hi, path_latency(terms.run_s[pick], terms.own_s[pick], an.preds))
+            d1 = max(d0, d_hi, path_latency(terms.run_s[pick], terms.own_s[pick], an.preds,
+                                            R))
 
             def floor_at(d: float, terms: RowTerms = terms, pe: PathEnvelope = pe,
                          R: int = R) -> float:
