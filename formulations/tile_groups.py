@@ -778,8 +778,8 @@ def bound(instance: Instance, options: SolveOptions) -> MethodOutput:
                 f"least at root run count {fb.root_runs}; no tree. Relaxation: one usable "
                 f"(tile count, sub-batch) row per layer — weights once per segment run, "
                 f"DRAM and NoC traffic at the least placement's hops — mixed by an LP "
-                f"energy–latency envelope with every dependency path's run times "
-                f"(docs/tile_groups.md §4.2, §4.3)"
+                f"energy–latency envelope with every dependency path's run times × the "
+                f"root run count (docs/tile_groups.md §4.2, §4.3)"
                 + ("; the time limit stopped the path envelope, the rest is the row "
                    "bound's" if cut_short else ""))
 
