@@ -5,6 +5,8 @@ pinned to one core. Target: ResNet-50 on cloud-12x12, batch 64, β = 100 in unde
     python benchmarks/tile_groups_speed.py --quick     # ResNet-50 only, β = 10
     python benchmarks/tile_groups_speed.py             # ResNet-50, β = 100, 3 seeds
     python benchmarks/tile_groups_speed.py --all       # + SET's five networks
+    python benchmarks/tile_groups_speed.py --against-python   # + the same runs with the
+        analyzer's Python steps instead of its compiled segment kernel, back to back
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import statistics
 import sys
 import time
 
-from chipsched.api import registry, solve
+from chipsched.api import registry, solve, warm_up
 from chipsched.instances.chips import get_chip
 from chipsched.instances.tile_groups import load_instance
 from chipsched.problems.tile_groups import ls_tree
@@ -28,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--chip", default="cloud-12x12")
+    ap.add_argument("--against-python", action="store_true",
+                    help="also run each seed with the analyzer's Python steps "
+                         "(Analyzer.compiled = False) right after the compiled run")
     a = ap.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -39,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         nets += ["resnet50-v1", "googlenet", "inception-resnet-v1", "pnasnet5-large",
                  "transformer-set-isca23"]
     registry()
-    rows = []
+    warm_up(["tile_groups"])  # compiled kernels loaded before any clock
+    rows, py_rows = [], []
     for net in nets:
         t0 = time.perf_counter()
         inst = load_instance(net, get_chip(a.chip), batch=a.batch)
@@ -48,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         an.totals(ls_tree(len(inst.workload), a.batch))
         t_ls = time.perf_counter() - t0
-        walls, ips, evals, rounds, tries = [], [], [], 0, 0
+        walls, ips, evals, rounds, tries, py_walls, py_ips = [], [], [], 0, 0, [], []
         for s in range(seeds):
             r = solve("tile_groups", inst, "sa", seed=s, beta=beta)
             st = r.metrics["solver"]
@@ -57,9 +63,19 @@ def main(argv: list[str] | None = None) -> int:
             evals.append(st["segment_cache"])
             rounds = st["iterations"]
             tries = len(st["tries"])
+            if a.against_python:
+                # a fresh instance: nothing cached from the compiled run
+                ref = load_instance(net, get_chip(a.chip), batch=a.batch)
+                ref.analyzer.compiled = False
+                rp = solve("tile_groups", ref, "sa", seed=s, beta=beta)
+                py_walls.append(rp.wall_s)
+                py_ips.append(rp.metrics["solver"]["iterations_per_s"])
         rows.append((net, len(inst.workload), t_table, t_ls, f"{rounds:,} ({tries})",
                      statistics.fmean(walls), max(walls), statistics.fmean(ips),
                      statistics.fmean(evals)))
+        if a.against_python:
+            py_rows.append((net, statistics.fmean(py_walls), statistics.fmean(py_ips),
+                            statistics.fmean(ips) / statistics.fmean(py_ips)))
     cmd = "python benchmarks/tile_groups_speed.py " + " ".join(sys.argv[1:] if argv is None
                                                                  else argv)
     print(f"Command: `{cmd.strip()}` — {a.chip}, batch {a.batch}, objective "
@@ -70,6 +86,15 @@ def main(argv: list[str] | None = None) -> int:
     for net, n, tt, tl, rounds, wm, wx, ip, ev in rows:
         print(f"| {net} | {n} | {tt:.2f} | {tl:.3f} | {rounds} | {wm:.1f} | {wx:.1f} | "
               f"{ip:.0f} | {ev:,.0f} |")
+    if py_rows:
+        print("\nThe same seeds with the analyzer's Python steps (Analyzer.compiled = False), "
+              "each right after its compiled run; a seed may take another path (rounding "
+              "in the last bits), the rounds are the same:\n")
+        print("| network | SA wall mean, Python steps (s) | rounds/s, Python steps | "
+              "compiled / Python rounds/s |")
+        print("|---|---:|---:|---:|")
+        for net, wm, ip, ratio in py_rows:
+            print(f"| {net} | {wm:.1f} | {ip:.0f} | {ratio:.2f}× |")
     if beta == 100:
         ok = all(r[6] < 60 for r in rows if r[0] == "resnet50")
         print(f"\ntarget (ResNet-50, β = 100, < 60 s): {'met' if ok else 'NOT met'}")

@@ -58,6 +58,9 @@ from chipsched.problems.tile_groups import (
 from chipsched.problems.tile_groups.analyzer import Infeasible
 from chipsched.problems.tile_groups.bound import full_space_bound
 from chipsched.problems.tile_groups.bound import warm_up_kernels as bound_kernels
+from chipsched.problems.tile_groups.segment_kernel import (
+    warm_up_kernels as segment_kernels,
+)
 from chipsched.problems.tile_groups.segments import (
     DPStopped,
     compositions,
@@ -785,5 +788,7 @@ def bound(instance: Instance, options: SolveOptions) -> MethodOutput:
 
 
 def warm_up_kernels() -> None:
-    """Compile the bound's envelope kernel (``chipsched.jit``)."""
+    """Compile the bound's envelope kernel and the analyzer's segment kernel
+    (``chipsched.jit``)."""
     bound_kernels()
+    segment_kernels()

@@ -48,6 +48,9 @@ from chipsched.problems.tile_groups import (
     resized,
 )
 from chipsched.problems.tile_groups.analyzer import Infeasible
+from chipsched.problems.tile_groups.segment_kernel import (
+    warm_up_kernels as segment_kernels,
+)
 from chipsched.problems.tile_groups.segments import (
     DPStopped,
     is_ls,
@@ -1135,3 +1138,9 @@ def allocate(instance: Instance, options: SolveOptions, params: AllocateParams
                               budget=options.budget, progress=options.progress)
     return _stopped(MethodOutput(Status.FEASIBLE, Solution.of(instance, tree), v, stats=st),
                     st["stopped"], f"{st['moves']:,} moves, {st['gains']} gains")
+
+
+def warm_up_kernels() -> None:
+    """Compile the analyzer's segment kernel, which every method here evaluates trees
+    with (``chipsched.jit``)."""
+    segment_kernels()

@@ -20,7 +20,11 @@ Structure of the computation (one function per step):
 4. :meth:`Analyzer.totals` — sums over the root T cut's children and sub-batches.
 
 Segments are cached by (subtree, batch): a tree that differs from a known one in one
-root child costs one segment evaluation (the SA's incremental re-evaluation).
+root child costs one segment evaluation (the SA's incremental re-evaluation). Steps 1–3
+run compiled (``segment_kernel.py``, the same rules and arithmetic in one numba kernel;
+:attr:`Analyzer.compiled`); the Python methods below are its reference, and they give
+the per-layer, per-flow and per-tile details of :meth:`Analyzer.segment_detail` and the
+messages of rejected segments.
 """
 
 from __future__ import annotations
@@ -45,11 +49,13 @@ from chipsched.cost import (
 from chipsched.errors import InputError
 from chipsched.objective import Objective
 from chipsched.problems.tile_groups import geometry as geo
+from chipsched.problems.tile_groups import segment_kernel as sk
 from chipsched.problems.tile_groups.tree import (
     LEAF,
     SCUT,
     TCUT,
     Node,
+    iter_nodes,
     path_str,
     short_text,
 )
@@ -320,6 +326,35 @@ class Analyzer:
         self._sdeps: dict[Node, tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]] = {}
         self._rows: dict[tuple[int, int, int], LayerRow] = {}
         self.check_fits()
+        #: segments are evaluated by the compiled kernel (``segment_kernel.py``); False
+        #: runs the Python steps below instead (the kernel's reference in the tests)
+        self.compiled = sk.HAVE_NUMBA and isinstance(self.prec, int)
+        self._flat: dict[Node, tuple[int, ...]] = {}
+        self._kernel_args = self._kernel_arrays()
+
+    def _kernel_arrays(self) -> tuple[Any, ...]:
+        """The instance's arrays in the order :func:`segment_kernel.segment_kernel` takes
+        them after (flat, batch)."""
+        n = len(self.names)
+        pred_ptr = np.zeros(n + 1, dtype=np.int64)
+        succ_ptr = np.zeros(n + 1, dtype=np.int64)
+        for c in range(n):
+            pred_ptr[c + 1] = pred_ptr[c] + len(self.preds[c])
+            succ_ptr[c + 1] = succ_ptr[c] + len(self.succs[c])
+        pred_src = np.array([p for c in range(n) for p, _ in self.preds[c]], dtype=np.int64)
+        pred_e = np.array([e for c in range(n) for _, e in self.preds[c]], dtype=np.int64)
+        succ_dst = np.array([s for c in range(n) for s in self.succs[c]], dtype=np.int64)
+        bidx = np.full(self.B + 1, -1, dtype=np.int64)
+        for b, j in self.bidx.items():
+            bidx[b] = j
+        return (self.G, self.buf, int(self.prec), 1.0, np.ascontiguousarray(self.rows), bidx,
+                pred_ptr, pred_src, pred_e, succ_ptr, succ_dst,
+                np.array(self.ext, dtype=np.int64), np.array(self.src_total, dtype=np.int64),
+                np.array(self.weight_bytes, dtype=float), np.array(self.npt1, dtype=float),
+                np.ascontiguousarray(self.tr, dtype=np.int64),
+                np.ascontiguousarray(self.tc, dtype=np.int64), self.hw.rows, self.hw.cols,
+                np.ascontiguousarray(self.m_in), np.ascontiguousarray(self.m_out),
+                np.ascontiguousarray(self.dram_hops, dtype=np.int64), self.n_links)
 
     # -- step 0: the network must fit layer by layer ---------------------------------
     def check_fits(self) -> None:
@@ -406,8 +441,7 @@ class Analyzer:
             return
         cuts[path] = node
         if batch % node.sb:
-            raise self._bad(path, node, f"sub-batch count {node.sb} does not divide its batch "
-                            f"{batch}", f"use a divisor of {batch}")
+            raise self._sub_batch_error(path, node, batch)
         cb = batch // node.sb
         if node.kind == TCUT:
             for i, c in enumerate(node.children):
@@ -461,7 +495,7 @@ class Analyzer:
         v = self._seg.get(key)
         if v is None:
             try:
-                v = self._segment(seg, batch, path, None)
+                v = self._compiled_segment(seg, batch, path, cache)
             except Infeasible as exc:
                 # cache the reason, not the exception: its traceback holds every frame's
                 # locals (the tile-cover matrices), 15 GiB on PNASNet-5 Large/cloud
@@ -479,7 +513,37 @@ class Analyzer:
         """:meth:`segment` plus per-layer, per-flow and per-tile details (not cached)."""
         detail: dict[str, Any] = {}
         cost = self._segment(seg, batch, path, detail)
+        if self.compiled:  # the numbers every other caller gets, to the last bit
+            cost = self._compiled_segment(seg, batch, path)
         return cost, detail
+
+    def _compiled_segment(self, seg: Node, batch: int, path: tuple[int, ...],
+                          keep: bool = True) -> SegmentCost:
+        """:meth:`_segment` by the compiled kernel (when :attr:`compiled`); a segment it
+        rejects goes through :meth:`_segment`, which raises the message. ``keep``: keep
+        the flat encodings of its subtrees for the next segments."""
+        if not self.compiled:
+            return self._segment(seg, batch, path, None)
+        if len(self._flat) >= SEGMENT_CACHE_SIZE:
+            self._flat.clear()
+        flat = np.array(sk.flatten(seg, self._flat if keep else {}), dtype=np.int64)
+        args = self._kernel_args
+        wscale = batch / self.B if self.inst.weight_accounting == "set" else 1.0
+        status, out = sk.segment_kernel(flat, batch, *args[:3], wscale, *args[4:])
+        if status != sk.OK:
+            raise self._kernel_rejection(seg, batch, path, status, out.tolist())
+        compute, dram_read, dram_write, max_link, hops_max, byte_hops, mac_j, buf_j = \
+            out.tolist()
+        hops_max = int(hops_max)
+        dram_bytes = dram_read + dram_write
+        dram_t = float(dram_time_s(dram_bytes, self.hw))
+        noc_t = noc_time_s(max_link, hops_max, self.hw) if (max_link or hops_max) else 0.0
+        return SegmentCost(
+            time=max(compute, dram_t, noc_t), compute=compute, dram_time=dram_t,
+            noc_time=noc_t, dram_j=float(dram_energy_j(dram_bytes, self.hw)),
+            noc_j=float(noc_energy_j(byte_hops, self.hop_pj)), mac_j=mac_j,
+            buffer_j=buf_j, dram_bytes=dram_bytes, byte_hops=byte_hops,
+            dram_read=dram_read, dram_write=dram_write)
 
     def _a2a(self, plo: int, puu: int, clo: int, cuu: int) -> tuple[np.ndarray, float, int]:
         key = (plo, puu, clo, cuu)
@@ -498,6 +562,42 @@ class Analyzer:
     def _bad(self, path: tuple[int, ...], node: Node, problem: str, fix: str) -> Infeasible:
         return Infeasible(f"tree node {path_str(path)} {short_text(node, self.names, 40)}",
                           problem, fix)
+
+    def _sub_batch_error(self, path: tuple[int, ...], node: Node, batch: int) -> Infeasible:
+        return self._bad(path, node, f"sub-batch count {node.sb} does not divide its batch "
+                         f"{batch}", f"use a divisor of {batch}")
+
+    def _buffer_error(self, path: tuple[int, ...], seg: Node, tile: int, pinned: float,
+                      peak: float, held: float) -> Infeasible:
+        r, cc = int(self.tr[tile]), int(self.tc[tile])
+        return self._bad(path, seg, f"tile {tile} (row {r}, col {cc}) needs "
+                         f"{pinned + peak + held:,.0f} B ({pinned:,.0f} B pinned weights + "
+                         f"{peak:,.0f} B working set + {held:,.0f} B waiting inputs) > buffer "
+                         f"{self.buf:,.0f} B",
+                         "use smaller sub-batches, fewer layers per segment or more tiles")
+
+    def _kernel_rejection(self, seg: Node, batch: int, path: tuple[int, ...], status: int,
+                          info: list[float]) -> Infeasible:
+        """The :class:`Infeasible` of a segment the compiled kernel rejected, from the
+        rule and indices it returns (the messages of the Python steps)."""
+        if status == sk.REJECTED_TILE:
+            return self._buffer_error(path, seg, int(info[0]), *info[1:4])
+        node_path, node = list(iter_nodes(seg))[int(info[0])]
+        if status == sk.REJECTED_SUB_BATCH:
+            return self._sub_batch_error(node_path, node, int(info[1]))
+        try:
+            if status == sk.REJECTED_ALLOCATION:
+                self.allocation(node, int(info[1]), node_path)
+            elif status == sk.REJECTED_SPILL:
+                lo, hi, runs = int(info[2]), int(info[3]), int(info[4])
+                self._leaf_rows([_Leaf(node.layer, int(info[1]), lo, hi, runs, node_path)],
+                                path)
+        except Infeasible as exc:
+            return exc
+        # not reached unless kernel and Python steps disagree: the Python steps decide
+        self._segment(seg, batch, path, None)
+        raise RuntimeError(f"the compiled segment kernel rejected segment {path_str(path)} "
+                           "but the analyzer's rules accept it")
 
     def _segment(self, seg: Node, batch: int, path: tuple[int, ...],
                  detail: dict[str, Any] | None) -> SegmentCost:
@@ -688,12 +788,8 @@ class Analyzer:
         used = pinned + peak + held
         worst = int(np.argmax(used))
         if used[worst] > buf * (1 + 1e-12):
-            r, cc = int(self.tr[worst]), int(self.tc[worst])
-            raise self._bad(path, seg, f"tile {worst} (row {r}, col {cc}) needs "
-                            f"{used[worst]:,.0f} B ({pinned[worst]:,.0f} B pinned weights + "
-                            f"{peak[worst]:,.0f} B working set + {held[worst]:,.0f} B waiting "
-                            f"inputs) > buffer {buf:,.0f} B",
-                            "use smaller sub-batches, fewer layers per segment or more tiles")
+            raise self._buffer_error(path, seg, worst, pinned[worst], peak[worst],
+                                     held[worst])
         in_vec = tr.v_in @ coverf
         out_vec = tr.v_out @ coverf
         tr.link += in_vec @ self.m_in + out_vec @ self.m_out
