@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -40,7 +41,6 @@ from chipsched.problems.tile_groups import (
     get,
     iter_nodes,
     leaf,
-    leaf_paths,
     least_tiles,
     ls_tree,
     normalize,
@@ -59,6 +59,7 @@ from chipsched.problems.tile_groups.segments import (
     segment_node,
     thin_front,
 )
+from chipsched.problems.tile_groups.tree import cut_paths, leaf_starts
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
 
@@ -98,12 +99,19 @@ class _Ctx:
     memo: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
-def _leaves(tree: Node, ctx: _Ctx) -> list[tuple[tuple[int, ...], int]]:
-    """leaf_paths(tree), computed once per tree while the operators try moves on it."""
-    memo = ctx.memo
-    if memo.get("lp_tree") is not tree:
-        memo["lp_tree"], memo["lp"] = tree, leaf_paths(tree)
-    return memo["lp"]
+def _leaf_at(tree: Node, i: int) -> tuple[tuple[int, ...], int]:
+    """(path, layer) of the ``i``-th leaf (in-order), found by descending the tree
+    (:func:`leaf_starts` at each cut) — the SA draws one or two leaves per move, and
+    listing all of them was its largest cost on PNASNet-5 Large's 505 layers."""
+    path: list[int] = []
+    node = tree
+    while node.kind != LEAF:
+        starts = leaf_starts(node)
+        j = bisect_right(starts, i) - 1
+        i -= starts[j]
+        path.append(j)
+        node = node.children[j]
+    return tuple(path), node.layer
 
 
 def _cuts_with_batch(tree: Node, batch: int, ctx: _Ctx | None = None
@@ -113,16 +121,8 @@ def _cuts_with_batch(tree: Node, batch: int, ctx: _Ctx | None = None
     memo = ctx.memo if ctx is not None else {}
     if memo.get("cuts_tree") is tree and memo.get("cuts_batch") == batch:
         return memo["cuts"]
-    out: list[tuple[tuple[int, ...], Node, int]] = []
-
-    def rec(n: Node, b: int, path: tuple[int, ...]) -> None:
-        if n.kind == LEAF:
-            return
-        out.append((path, n, b))
-        for i, c in enumerate(n.children):
-            rec(c, b // n.sb, path + (i,))
-
-    rec(tree, batch, ())
+    # (b // x) // y == b // (x·y) for positive integers
+    out = [(path, n, batch // d) for path, n, d in cut_paths(tree)]
     memo["cuts_tree"], memo["cuts_batch"], memo["cuts"] = tree, batch, out
     return out
 
@@ -153,11 +153,11 @@ def _rebuilt(kind: str, kids: Sequence[Node], sb: int, is_root: bool) -> Node | 
 def op1_swap(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
     """OP1: swap two adjacent leaves (in-order) that have no dependency. Adjacent in a
     topological order, they can only depend directly, so the edge check suffices."""
-    lp = _leaves(tree, ctx)
-    if len(lp) < 2:
+    n = len(tree.layers)
+    if n < 2:
         return None
-    i = rng.randrange(len(lp) - 1)
-    (pa, la), (pb, lb) = lp[i], lp[i + 1]
+    i = rng.randrange(n - 1)
+    (pa, la), (pb, lb) = _leaf_at(tree, i), _leaf_at(tree, i + 1)
     if (la, lb) in ctx.edges:
         return None
     return replace_at(replace_at(tree, pa, leaf(lb)), pb, leaf(la))
@@ -167,8 +167,7 @@ def op2_move(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
     """OP2: move a leaf into the adjacent sibling cut before/after it, or out of its
     parent into the grandparent (before the parent if it is the first child, after it
     if the last), so the leaves keep their order (SET sa.cpp case 6)."""
-    lp = _leaves(tree, ctx)
-    path, _ = lp[rng.randrange(len(lp))]
+    path, _ = _leaf_at(tree, rng.randrange(len(tree.layers)))
     if not path:
         return None
     pp, j = path[:-1], path[-1]
@@ -277,7 +276,7 @@ def _resb(tree: Node, rng: random.Random, ctx: _Ctx, up: bool) -> Node | None:
         return None
     d = min(ds) if up else max(ds)  # the next step, like SET's ×2 / ÷2
     new = normalize(Node(node.kind, -1, node.children, d, node.alloc))
-    if new.kind == LEAF and not path and len(_leaves(tree, ctx)) > 1:
+    if new.kind == LEAF and not path and len(tree.layers) > 1:
         return None
     return replace_at(tree, path, new)
 

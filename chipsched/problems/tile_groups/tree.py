@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, chain
 
 from chipsched.errors import InputError, UnknownNameError
 from chipsched.workload import Workload
@@ -49,7 +50,9 @@ class Node:
 
     ``layer`` is the layer index for a leaf (``-1`` for cuts); ``sb`` the sub-batch
     count of a cut (1 for leaves); ``alloc`` an optional explicit tile count per child
-    of an S cut. The hash is computed once, so trees can key caches.
+    of an S cut. The hash and ``layers`` are computed on first use and kept, so trees can
+    key caches, and a search that rebuilds the root on every move (hundreds of children
+    on PNASNet-5 Large) does not pay for them on trees it never looks up.
     """
 
     kind: str
@@ -57,28 +60,55 @@ class Node:
     children: tuple[Node, ...] = ()
     sb: int = 1
     alloc: tuple[int, ...] | None = None
-    _hash: int = field(init=False, repr=False, default=0)
-    layers: tuple[int, ...] = field(init=False, repr=False, default=())
+    _hash: int | None = field(init=False, repr=False, default=None)
+    _layers: tuple[int, ...] | None = field(init=False, repr=False, default=None)
+    _cut_paths: tuple[tuple[tuple[int, ...], Node, int], ...] | None = field(
+        init=False, repr=False, default=None)
+    _leaf_starts: tuple[int, ...] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "children", tuple(self.children))
+        if type(self.children) is not tuple:
+            object.__setattr__(self, "children", tuple(self.children))
         if self.alloc is not None:
             object.__setattr__(self, "alloc", tuple(int(a) for a in self.alloc))
-        object.__setattr__(self, "_hash", hash((self.kind, self.layer, self.sb, self.alloc,
-                                                tuple(c._hash for c in self.children))))
-        if self.kind == LEAF:
-            object.__setattr__(self, "layers", (self.layer,))
-        else:
-            object.__setattr__(self, "layers", tuple(x for c in self.children for x in c.layers))
 
     def __hash__(self) -> int:
-        return self._hash
+        h = self._hash
+        if h is None:
+            h = hash((self.kind, self.layer, self.sb, self.alloc,
+                      tuple([c._hash if c._hash is not None else hash(c)
+                             for c in self.children])))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict[str, object]:
+        # string hashes differ between processes: a pickled tree recomputes its hash
+        # (and its other caches, which only make the pickle larger)
+        return {**self.__dict__, "_hash": None, "_layers": None, "_cut_paths": None,
+                "_leaf_starts": None}
+
+    @property
+    def layers(self) -> tuple[int, ...]:
+        """The layers of the leaves below, left to right."""
+        v = self._layers
+        if v is None:
+            if self.kind == LEAF:
+                v = (self.layer,)
+            else:
+                v = tuple(chain.from_iterable([c.layers for c in self.children]))
+            object.__setattr__(self, "_layers", v)
+        return v
 
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
-        if not isinstance(other, Node) or self._hash != other._hash:
+        if not isinstance(other, Node):
             return False
+        h, g = self._hash, other._hash
+        if h is not None and g is not None and h != g:
+            return False
+        # children compare by identity first (in C), so a tree that differs from
+        # another in one root child costs one child's comparison, not a root hash
         return (self.kind == other.kind and self.layer == other.layer and self.sb == other.sb
                 and self.alloc == other.alloc and self.children == other.children)
 
@@ -145,6 +175,33 @@ def leaf_paths(node: Node) -> list[tuple[tuple[int, ...], int]]:
 
     rec(node, ())
     return out
+
+
+def leaf_starts(node: Node) -> tuple[int, ...]:
+    """In-order index of the first leaf below each child of the cut ``node`` (kept on
+    the node)."""
+    v = node._leaf_starts
+    if v is None:
+        v = (0, *accumulate([len(c.layers) for c in node.children[:-1]]))
+        object.__setattr__(node, "_leaf_starts", v)
+    return v
+
+
+def cut_paths(node: Node) -> tuple[tuple[tuple[int, ...], Node, int], ...]:
+    """(path, cut, divisor) of every cut, pre-order: a cut at ``path`` gets the batch
+    ``b // divisor`` when ``node`` gets ``b`` (divisor: the product of the sub-batch
+    counts of the cuts above it). Kept on each node, as :func:`leaf_paths`."""
+    v = node._cut_paths
+    if v is None:
+        if node.kind == LEAF:
+            v = ()
+        else:
+            sb = node.sb
+            v = (((), node, 1),) + tuple([((i,) + p, m, sb * d)
+                                          for i, c in enumerate(node.children)
+                                          for p, m, d in cut_paths(c)])
+        object.__setattr__(node, "_cut_paths", v)
+    return v
 
 
 def get(node: Node, path: Sequence[int]) -> Node:
@@ -254,22 +311,41 @@ def _name_text(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _text_parts(node: Node, names: Sequence[str] | None) -> Iterator[str]:
+    if node.kind == LEAF:
+        yield _name_text(names[node.layer]) if names is not None else f"#{node.layer}"
+        return
+    yield f"{node.kind}({node.sb})"
+    if node.alloc is not None:
+        yield "{" + ",".join(str(a) for a in node.alloc) + "}"
+    yield "[ "
+    for i, c in enumerate(node.children):
+        if i:
+            yield " "
+        yield from _text_parts(c, names)
+    yield " ]"
+
+
 def to_text(node: Node, names: Sequence[str] | None = None) -> str:
     """The compact text form, e.g. ``T(1)[ S(2)[ conv1 conv2 ] fc ]``.
 
     ``names`` maps layer indices to names (without it leaves print as ``#i``).
     """
-    if node.kind == LEAF:
-        return _name_text(names[node.layer]) if names is not None else f"#{node.layer}"
-    head = f"{node.kind}({node.sb})"
-    if node.alloc is not None:
-        head += "{" + ",".join(str(a) for a in node.alloc) + "}"
-    return head + "[ " + " ".join(to_text(c, names) for c in node.children) + " ]"
+    return "".join(_text_parts(node, names))
 
 
 def short_text(node: Node, names: Sequence[str] | None = None, limit: int = 60) -> str:
-    """The text form cut to ``limit`` characters (for one-line messages)."""
-    t = to_text(node, names)
+    """The text form cut to ``limit`` characters (for one-line messages); it stops
+    writing there, so a message about a 500-layer segment costs no more than one about
+    a small one."""
+    parts: list[str] = []
+    n = 0
+    for part in _text_parts(node, names):
+        parts.append(part)
+        n += len(part)
+        if n > limit:
+            break
+    t = "".join(parts)
     return t if len(t) <= limit else t[: limit - 1] + "…"
 
 
