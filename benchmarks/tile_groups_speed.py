@@ -7,20 +7,58 @@ pinned to one core. Target: ResNet-50 on cloud-12x12, batch 64, β = 100 in unde
     python benchmarks/tile_groups_speed.py --all       # + SET's five networks
     python benchmarks/tile_groups_speed.py --against-python   # + the same runs with the
         analyzer's Python steps instead of its compiled segment kernel, back to back
+    python benchmarks/tile_groups_speed.py --against-rev 13022f5  # + the same runs with
+        the code of a git revision (a temporary worktree), back to back
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from chipsched.api import registry, solve, warm_up
 from chipsched.instances.chips import get_chip
 from chipsched.instances.tile_groups import load_instance
 from chipsched.problems.tile_groups import ls_tree
+
+#: one SA run in a subprocess with another revision's code (its root first on sys.path)
+_AT_REV = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import chipsched
+assert chipsched.__file__.startswith(sys.argv[1]), chipsched.__file__
+from chipsched.api import registry, solve, warm_up
+from chipsched.instances.chips import get_chip
+from chipsched.instances.tile_groups import load_instance
+registry()
+warm_up(["tile_groups"])
+inst = load_instance(sys.argv[2], get_chip(sys.argv[3]), batch=int(sys.argv[4]))
+r = solve("tile_groups", inst, "sa", seed=int(sys.argv[5]), beta=float(sys.argv[6]))
+print(json.dumps({"wall": r.wall_s, "ips": r.metrics["solver"]["iterations_per_s"]}))
+"""
+
+
+def _worktree(rev: str) -> Path:
+    root = Path(__file__).resolve().parents[1]
+    path = Path(tempfile.mkdtemp(prefix="chipsched-rev-")) / "tree"
+    subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(path), rev],
+                   check=True, capture_output=True)
+    return path
+
+
+def _run_at_rev(worktree: Path, net: str, chip: str, batch: int, seed: int,
+                beta: float) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", _AT_REV, str(worktree), net, chip,
+                          str(batch), str(seed), str(beta)], check=True,
+                         capture_output=True, text=True, cwd=worktree)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--chip", default="cloud-12x12")
+    ap.add_argument("--against-rev", default=None, metavar="REV",
+                    help="also run each seed with the code of git revision REV (checked out "
+                         "in a temporary worktree, run in a subprocess on the same core)")
     ap.add_argument("--against-python", action="store_true",
                     help="also run each seed with the analyzer's Python steps "
                          "(Analyzer.compiled = False) right after the compiled run")
@@ -45,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                  "transformer-set-isca23"]
     registry()
     warm_up(["tile_groups"])  # compiled kernels loaded before any clock
-    rows, py_rows = [], []
+    rows, py_rows, rev_rows = [], [], []
+    worktree = _worktree(a.against_rev) if a.against_rev else None
     for net in nets:
         t0 = time.perf_counter()
         inst = load_instance(net, get_chip(a.chip), batch=a.batch)
@@ -55,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         an.totals(ls_tree(len(inst.workload), a.batch))
         t_ls = time.perf_counter() - t0
         walls, ips, evals, rounds, tries, py_walls, py_ips = [], [], [], 0, 0, [], []
+        rev_walls: list[float] = []
+        rev_ips: list[float] = []
         for s in range(seeds):
             r = solve("tile_groups", inst, "sa", seed=s, beta=beta)
             st = r.metrics["solver"]
@@ -70,6 +114,13 @@ def main(argv: list[str] | None = None) -> int:
                 rp = solve("tile_groups", ref, "sa", seed=s, beta=beta)
                 py_walls.append(rp.wall_s)
                 py_ips.append(rp.metrics["solver"]["iterations_per_s"])
+            if a.against_rev:
+                got = _run_at_rev(worktree, net, a.chip, a.batch, s, beta)
+                rev_walls.append(got["wall"])
+                rev_ips.append(got["ips"])
+        if a.against_rev:
+            rev_rows.append((net, statistics.fmean(rev_walls), statistics.fmean(rev_ips),
+                             statistics.fmean(ips) / statistics.fmean(rev_ips)))
         rows.append((net, len(inst.workload), t_table, t_ls, f"{rounds:,} ({tries})",
                      statistics.fmean(walls), max(walls), statistics.fmean(ips),
                      statistics.fmean(evals)))
@@ -95,6 +146,17 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---:|---:|---:|")
         for net, wm, ip, ratio in py_rows:
             print(f"| {net} | {wm:.1f} | {ip:.0f} | {ratio:.2f}× |")
+    if rev_rows:
+        print(f"\nThe same seeds with the code of git revision {a.against_rev}, each right "
+              "after its run here (a subprocess on the same core):\n")
+        print(f"| network | SA wall mean at {a.against_rev} (s) | rounds/s at "
+              f"{a.against_rev} | here / {a.against_rev} rounds/s |")
+        print("|---|---:|---:|---:|")
+        for net, wm, ip, ratio in rev_rows:
+            print(f"| {net} | {wm:.1f} | {ip:.0f} | {ratio:.2f}× |")
+    if worktree is not None:
+        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], check=False,
+                       capture_output=True)
     if beta == 100:
         ok = all(r[6] < 60 for r in rows if r[0] == "resnet50")
         print(f"\ntarget (ResNet-50, β = 100, < 60 s): {'met' if ok else 'NOT met'}")
