@@ -86,12 +86,9 @@ def _a2a_add(link: np.ndarray, nbytes: float, mrows: int, mcols: int, tr: np.nda
     den = puu * cuu
     h = mrows * (mcols - 1)
     v = (mrows - 1) * mcols
-    c_cols = np.zeros(mcols)
-    for x in range(mcols):
-        s = 0.0
-        for r in range(mrows):
-            s += C[r, x]
-        c_cols[x] = s
+    # tile counts: integers, so every sum below is exact in any order
+    c_cols = C.sum(axis=0)
+    p_rows = P.sum(axis=1)
     c_col_le = np.cumsum(c_cols)
     c_col_ge = np.empty(mcols)
     for x in range(mcols):
@@ -99,20 +96,12 @@ def _a2a_add(link: np.ndarray, nbytes: float, mrows: int, mcols: int, tr: np.nda
     # east and west
     for r in range(mrows):
         cum = 0.0
-        tot = 0.0
-        for x in range(mcols):
-            tot += P[r, x]
+        tot = p_rows[r]
         for x in range(mcols - 1):
             cum += P[r, x]
             link[r * (mcols - 1) + x] += nbytes * (cum * c_col_ge[x + 1] / den)
             link[h + r * (mcols - 1) + x] += nbytes * ((tot - cum) * c_col_le[x] / den)
     # south and north
-    p_rows = np.zeros(mrows)
-    for r in range(mrows):
-        s = 0.0
-        for x in range(mcols):
-            s += P[r, x]
-        p_rows[r] = s
     p_rows_le = np.cumsum(p_rows)
     for x in range(mcols):
         c_cum = 0.0
