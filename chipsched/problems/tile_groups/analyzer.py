@@ -335,7 +335,7 @@ class Analyzer:
 
     def _kernel_arrays(self) -> tuple[Any, ...]:
         """The instance's arrays in the order :func:`segment_kernel.segment_kernel` takes
-        them after (flat, batch)."""
+        them after (flat, batch, G, buffer, precision, weight scale)."""
         n = len(self.names)
         pred_ptr = np.zeros(n + 1, dtype=np.int64)
         succ_ptr = np.zeros(n + 1, dtype=np.int64)
@@ -348,7 +348,7 @@ class Analyzer:
         bidx = np.full(self.B + 1, -1, dtype=np.int64)
         for b, j in self.bidx.items():
             bidx[b] = j
-        return (self.G, self.buf, int(self.prec), 1.0, np.ascontiguousarray(self.rows), bidx,
+        return (np.ascontiguousarray(self.rows), bidx,
                 pred_ptr, pred_src, pred_e, succ_ptr, succ_dst,
                 np.array(self.ext, dtype=np.int64), np.array(self.src_total, dtype=np.int64),
                 np.array(self.weight_bytes, dtype=float), np.array(self.npt1, dtype=float),
@@ -521,21 +521,33 @@ class Analyzer:
     def _compiled_segment(self, seg: Node, batch: int, path: tuple[int, ...],
                           keep: bool = True) -> SegmentCost:
         """:meth:`_segment` by the compiled kernel (when :attr:`compiled`); a segment it
-        rejects goes through :meth:`_segment`, which raises the message. ``keep``: keep
-        the flat encodings of its subtrees for the next segments."""
+        rejects raises the Python step's message (:meth:`_kernel_rejection`). ``keep``:
+        keep the flat encodings of its subtrees for the next segments."""
         if not self.compiled:
             return self._segment(seg, batch, path, None)
         if len(self._flat) >= SEGMENT_CACHE_SIZE:
             self._flat.clear()
         flat = np.array(sk.flatten(seg, self._flat if keep else {}), dtype=np.int64)
-        args = self._kernel_args
-        wscale = batch / self.B if self.inst.weight_accounting == "set" else 1.0
-        status, out = sk.segment_kernel(flat, batch, *args[:3], wscale, *args[4:])
+        status, out = sk.segment_kernel(flat, batch, self.G, self.buf, int(self.prec),
+                                        self._weight_scale(batch),
+                                        *self._kernel_args)
         if status != sk.OK:
             raise self._kernel_rejection(seg, batch, path, status, out.tolist())
         compute, dram_read, dram_write, max_link, hops_max, byte_hops, mac_j, buf_j = \
             out.tolist()
-        hops_max = int(hops_max)
+        return self._segment_cost(compute, dram_read, dram_write, max_link, int(hops_max),
+                                  byte_hops, mac_j, buf_j)
+
+    def _weight_scale(self, batch: int) -> float:
+        """The share of a layer's weight traffic one segment run of ``batch`` samples
+        pays: 1, or under SET's convention (weights once per total batch) 1/root runs."""
+        return batch / self.B if self.inst.weight_accounting == "set" else 1.0
+
+    def _segment_cost(self, compute: float, dram_read: float, dram_write: float,
+                      max_link: float, hops_max: int, byte_hops: float, mac_j: float,
+                      buf_j: float) -> SegmentCost:
+        """A segment's time (max of compute, DRAM and NoC) and energies from what its
+        leaves move and compute (the last step of both evaluators)."""
         dram_bytes = dram_read + dram_write
         dram_t = float(dram_time_s(dram_bytes, self.hw))
         noc_t = noc_time_s(max_link, hops_max, self.hw) if (max_link or hops_max) else 0.0
@@ -613,8 +625,7 @@ class Analyzer:
         at = {lf.layer: lf for lf in leaves}
         rec, spills = self._leaf_rows(leaves, path)
         routes, waiting, writes = self._routes(leaves, at, spills, cuts)
-        # SET's convention: weights once per total batch, i.e. 1/root-runs per run
-        wscale = batch / self.B if self.inst.weight_accounting == "set" else 1.0
+        wscale = self._weight_scale(batch)
         tr = self._traffic(leaves, at, rec, spills, routes, waiting, writes,
                            detail is not None, wscale)
         pinned, peak, held, byte_hops, hops_max = self._buffers_and_ports(seg, path, tr)
@@ -623,16 +634,9 @@ class Analyzer:
                                              for lf in leaves}
         fins: dict[tuple[int, ...], np.ndarray] = {}
         compute = self._duration(seg, (), dur, fins)
-        dram_bytes = tr.dram_read + tr.dram_write
-        dram_t = float(dram_time_s(dram_bytes, self.hw))
         max_link = float(tr.link.max()) if tr.link.size else 0.0
-        noc_t = noc_time_s(max_link, hops_max, self.hw) if (max_link or hops_max) else 0.0
-        cost = SegmentCost(
-            time=max(compute, dram_t, noc_t), compute=compute, dram_time=dram_t,
-            noc_time=noc_t, dram_j=float(dram_energy_j(dram_bytes, self.hw)),
-            noc_j=float(noc_energy_j(byte_hops, self.hop_pj)), mac_j=tr.mac_j,
-            buffer_j=tr.buf_j, dram_bytes=dram_bytes, byte_hops=byte_hops,
-            dram_read=tr.dram_read, dram_write=tr.dram_write)
+        cost = self._segment_cost(compute, tr.dram_read, tr.dram_write, max_link, hops_max,
+                                  byte_hops, tr.mac_j, tr.buf_j)
         if detail is not None:
             detail.update(leaves=leaves, rec=rec, routes=routes, writes=writes,
                           flows=tr.flows, link=tr.link, pinned=pinned, peak=peak, held=held,

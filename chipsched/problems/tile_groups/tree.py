@@ -190,7 +190,7 @@ def leaf_starts(node: Node) -> tuple[int, ...]:
 def cut_paths(node: Node) -> tuple[tuple[tuple[int, ...], Node, int], ...]:
     """(path, cut, divisor) of every cut, pre-order: a cut at ``path`` gets the batch
     ``b // divisor`` when ``node`` gets ``b`` (divisor: the product of the sub-batch
-    counts of the cuts above it). Kept on each node, as :func:`leaf_paths`."""
+    counts of the cuts above it). Kept on each node, as :func:`leaf_starts`."""
     v = node._cut_paths
     if v is None:
         if node.kind == LEAF:
