@@ -8,6 +8,10 @@ the comparison table with ✓ where both targets are met, and the counts.
 
     python benchmarks/tile_groups_sa_table.py run1.log run2.log \\
         --before docs/benchmarks.md "**8 tries (4 draws + 4 reheats) on all 30 rows**"
+    python benchmarks/tile_groups_sa_table.py run*.log --before-default docs/benchmarks.md
+
+``--before-default`` takes, per row, the seeds the three-numbers table of
+``tile_groups_bounds.py --sa-from`` reads (the newest of the seeds tables).
 """
 
 from __future__ import annotations
@@ -19,7 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tile_groups_bounds import BOUND_SIDE, SA_SIDE, read_seeds_table  # noqa: E402
+from tile_groups_bounds import (  # noqa: E402
+    BOUND_SIDE,
+    SA_SIDE,
+    read_seeds_table,
+    sa_seeds_from,
+)
 
 
 def seeds_from_logs(paths: list[Path]) -> dict[str, list[float]]:
@@ -49,12 +58,17 @@ def main() -> None:
     ap.add_argument("logs", nargs="+", type=Path)
     ap.add_argument("--before", nargs=2, metavar=("MARKDOWN", "TITLE"), default=None,
                     help="a seeds table of docs/benchmarks.md: the default before")
+    ap.add_argument("--before-default", type=Path, default=None, metavar="MARKDOWN",
+                    help="the seeds the three-numbers table reads from MARKDOWN")
     args = ap.parse_args()
+    if args.before and args.before_default:
+        raise SystemExit("--before and --before-default: give one of them")
 
     from chipsched import library
 
     after = seeds_from_logs(args.logs)
-    before = read_seeds_table(Path(args.before[0]), args.before[1]) if args.before else {}
+    before = read_seeds_table(Path(args.before[0]), args.before[1]) if args.before else \
+        sa_seeds_from(args.before_default) if args.before_default else {}
     print("| instance | best known | before: seeds (median, worst) / best known | "
           "after: seeds (median, worst) / best known |")
     print("|---|---:|---|---|")
