@@ -56,19 +56,22 @@ def cell(vals: list[float] | None, bk: float) -> tuple[str, bool]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("logs", nargs="+", type=Path)
-    ap.add_argument("--before", nargs=2, metavar=("MARKDOWN", "TITLE"), default=None,
-                    help="a seeds table of docs/benchmarks.md: the default before")
-    ap.add_argument("--before-default", type=Path, default=None, metavar="MARKDOWN",
-                    help="the seeds the three-numbers table reads from MARKDOWN")
+    before_from = ap.add_mutually_exclusive_group()
+    before_from.add_argument("--before", nargs=2, metavar=("MARKDOWN", "TITLE"),
+                             default=None,
+                             help="a seeds table of docs/benchmarks.md: the default before")
+    before_from.add_argument("--before-default", type=Path, default=None, metavar="MARKDOWN",
+                             help="the seeds the three-numbers table reads from MARKDOWN")
     args = ap.parse_args()
-    if args.before and args.before_default:
-        raise SystemExit("--before and --before-default: give one of them")
 
     from chipsched import library
 
     after = seeds_from_logs(args.logs)
-    before = read_seeds_table(Path(args.before[0]), args.before[1]) if args.before else \
-        sa_seeds_from(args.before_default) if args.before_default else {}
+    before = {}
+    if args.before:
+        before = read_seeds_table(Path(args.before[0]), args.before[1])
+    elif args.before_default:
+        before = sa_seeds_from(args.before_default)
     print("| instance | best known | before: seeds (median, worst) / best known | "
           "after: seeds (median, worst) / best known |")
     print("|---|---:|---|---|")
