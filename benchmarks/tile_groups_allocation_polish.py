@@ -71,8 +71,8 @@ def main() -> None:
             if old is None or old["solution"] == start:
                 continue
             start = old["solution"]
-            origin = (f"the best known at git {args.from_git} "
-                      f"({float(old['objective']):.4g}), {library.how_found(old['found_by'])}")
+            origin = library.from_earlier_best(args.from_git, float(old["objective"]),
+                                               old["found_by"])
             try:
                 v0 = library.verify(e, {"solution": start}).objective
             except Exception as exc:  # a tree today's analyzer refuses is no start

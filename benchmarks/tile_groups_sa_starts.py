@@ -81,9 +81,13 @@ def main() -> None:
     seeds = args.seed_list if args.seed_list else list(range(args.seeds))
 
     from chipsched import library
-    from chipsched.api import solve
+    from chipsched.api import method_param_specs, solve
 
     params = sa_params(args.param)
+    # the rounds per layer go into every best known written, default or not: a record
+    # must still say how it was found after the default changes (it did: 100 → 200)
+    params.setdefault("beta", float(next(p.default for p in method_param_specs(
+        "tile_groups", "sa") if p.name == "beta")))
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from library_build import keep_if_better

@@ -488,9 +488,15 @@ def lib_show_cmd(
         out.print("  best known: none yet")
     else:
         fb = bk.found_by
-        out.print(f"  best known: {bk.objective:.10g} by {library.how_found(fb)} (seed "
+        out.print(f"  best known: {bk.objective:.10g} by {library.how_found_short(fb)} (seed "
                   f"{fb.get('seed')}, {fb.get('wall_s')} s, {fb.get('date')}); "
                   f"file {bk.path}", markup=False)
+        runs = library.found_by_runs(fb)
+        if len(runs) > 1:
+            out.print(f"  found in {len(runs)} runs, each from the tree of the run before:")
+        for k, (method, params) in enumerate(runs if len(runs) > 1 else [], 1):
+            out.print(f"    {k}. " + library.how_found({"method": method, "params": params}),
+                      markup=False)
     if bd is None:
         out.print("  bound: none yet")
     else:

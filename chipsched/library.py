@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +45,10 @@ from chipsched.errors import InputError, UnknownNameError
 
 __all__ = [
     "DECISIONS", "LIB_DIR", "LIB_VERSION", "BestKnown", "Bound", "Entry", "Verdict",
-    "best_known", "bound", "build_instance", "docs_table", "entries", "entry", "fingerprint",
-    "how_found", "library_rows", "library_table", "read_solution_file", "verify",
-    "write_best_known", "write_bound", "write_entry",
+    "best_known", "bound", "build_instance", "docs_table", "entries", "entry",
+    "fingerprint", "found_by_runs", "from_earlier_best", "how_found", "how_found_short",
+    "library_rows", "library_table", "read_solution_file", "verify", "write_best_known",
+    "write_bound", "write_entry",
 ]
 
 #: The library's version: instance files, fingerprints and the table carry it.
@@ -492,6 +494,8 @@ def library_rows(decision: str | None = None, root: Path | None = None
                                "description": e.description,
                                "best_known": None if bk is None else bk.objective,
                                "found_by": "" if bk is None else how_found(bk.found_by),
+                               "found_by_short": "" if bk is None
+                               else how_found_short(bk.found_by),
                                "bound": None if bd is None else bd.value,
                                "bound_by": "" if bd is None else how_found(
                                    {"method": bd.method, "params": bd.params}),
@@ -513,6 +517,52 @@ def how_found(found_by: Mapping[str, Any]) -> str:
     return m
 
 
+#: a ``from`` text that names an earlier best known as the warm start
+#: (:func:`from_earlier_best`)
+_EARLIER_BEST = re.compile(r"the best known at git \w+ \([^)]*\), ")
+#: one ``name=value`` of a ``how_found`` line (values may hold spaces: "best known")
+_PARAM = re.compile(r" (\w+)=(.*?)(?= \w+=|$)")
+
+
+def from_earlier_best(rev: str, objective: float, found_by: Mapping[str, Any]) -> str:
+    """The ``from`` parameter of a run started from the best known of git revision
+    ``rev`` (objective ``objective``, found as ``found_by`` says) rather than today's."""
+    return f"the best known at git {rev} ({objective:.4g}), {how_found(found_by)}"
+
+
+def found_by_runs(found_by: Mapping[str, Any]) -> list[tuple[str, dict[str, str]]]:
+    """The runs behind a best known, the first run first: (method, parameters) each,
+    without the warm start that links a run to the one before it. A run polished from
+    an earlier result records that result's ``how_found`` line as its ``from``
+    parameter; this reads the chain back from those lines."""
+    params = dict(found_by.get("params") or {})
+    origin = str(params.pop("from", "") or "")
+    params.pop("warm_start", None)
+    runs = [(str(found_by.get("method", "?")), {k: str(v) for k, v in params.items()})]
+    while origin:
+        line, _, origin = _EARLIER_BEST.sub("", origin, count=1).partition(" from=")
+        method, _, rest = line.partition(" ")
+        ps = {k: v for k, v in _PARAM.findall(" " + rest) if k != "warm_start"}
+        runs.append((method, ps))
+    return runs[::-1]
+
+
+def how_found_short(found_by: Mapping[str, Any]) -> str:
+    """A ``found_by`` record for a table: the first run in full, then the methods of
+    the runs that polished its result (``chipsched lib show ID`` prints every run)."""
+    runs = found_by_runs(found_by)
+    first = how_found({"method": runs[0][0], "params": runs[0][1]})
+    later: list[list[Any]] = []
+    for method, _ in runs[1:]:
+        if later and later[-1][0] == method:
+            later[-1][1] += 1
+        else:
+            later.append([method, 1])
+    if not later:
+        return first
+    return first + ", then " + ", ".join(m if n == 1 else f"{m} ×{n}" for m, n in later)
+
+
 def docs_table(root: Path | None = None) -> str:
     """The Markdown tables of docs/library.md: a summary line, then one per decision."""
     rows = {d: library_rows(d, root) for d in DECISIONS}
@@ -531,7 +581,9 @@ def docs_table(root: Path | None = None) -> str:
 
 
 def library_table(rows: Iterable[Mapping[str, Any]], fmt: str = "md") -> str:
-    """The library table in Markdown (``md``), LaTeX booktabs (``latex``) or ``csv``."""
+    """The library table in Markdown (``md``), LaTeX booktabs (``latex``) or ``csv``;
+    "found by" is the short form (``how_found_short``) in the first two, every run's
+    method and parameters in ``csv``."""
     rows = list(rows)
     head = ["instance", "size", "best known", "found by", "bound", "bound by", "gap"]
 
@@ -541,7 +593,8 @@ def library_table(rows: Iterable[Mapping[str, Any]], fmt: str = "md") -> str:
         bd = "—" if r["bound"] is None else f"{r['bound']:.6g}"
         gap = ("optimal" if r["optimal"] else "—" if r["gap"] is None
                else f"{100 * r['gap']:.2f} %")
-        return [r["id"], size, bk, r["found_by"], bd, r["bound_by"], gap]
+        return [r["id"], size, bk, r.get("found_by_short", r["found_by"]), bd,
+                r["bound_by"], gap]
 
     if fmt == "csv":
         import csv

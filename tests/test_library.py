@@ -237,6 +237,42 @@ def test_show_names_how_the_best_known_was_found():
     one_line_error(run("lib", "show", "op-random-n8"), "did you mean")
 
 
+def test_found_by_runs_reads_back_the_chains_the_polish_writes():
+    sa = {"method": "sa", "params": {"start": "best", "tries": 16, "beta": 100}}
+    polish = {"method": "allocate", "params": {"warm_start": "best known",
+                                               "patience": 2000, "from": library.how_found(sa)}}
+    again = {"method": "allocate", "params": {
+        "warm_start": "the best known at git 877bf28", "patience": 2000, "descents": 3,
+        "from": library.from_earlier_best("877bf28", 5.653e-12, polish)}}
+    assert library.found_by_runs(again) == [
+        ("sa", {"start": "best", "tries": "16", "beta": "100"}),
+        ("allocate", {"patience": "2000"}), ("allocate", {"patience": "2000", "descents": "3"})]
+    assert library.how_found_short(again) == "sa start=best tries=16 beta=100, then allocate ×2"
+    assert library.how_found_short(sa) == library.how_found(sa)
+    mixed = {"method": "sa", "params": {"warm_start": "best known",
+                                        "from": library.how_found(again)}}
+    assert library.how_found_short(mixed).endswith(", then allocate ×2, sa")
+
+
+def test_every_annealed_best_known_says_its_rounds_per_layer():
+    """The SA's default β changed (100 → 200): a record whose first run is the SA must
+    name its β, or a reader would take today's default for the one it ran with."""
+    for e in library.entries("tile_groups"):
+        bk = library.best_known(e)
+        method, params = library.found_by_runs(bk.found_by)[0]
+        assert method != "sa" or "beta" in params, (e.id, library.how_found(bk.found_by))
+
+
+def test_show_lists_every_run_behind_a_polished_best_known():
+    e = next(e for e in library.entries("tile_groups")
+             if len(library.found_by_runs(library.best_known(e).found_by)) > 1)
+    runs = library.found_by_runs(library.best_known(e).found_by)
+    res = run("lib", "show", e.id)
+    assert res.exit_code == 0, res.output
+    assert f"found in {len(runs)} runs" in res.output
+    assert library.how_found({"method": runs[0][0], "params": runs[0][1]}) in res.output
+
+
 def test_submit_replaces_only_with_a_better_verified_solution(tmp_path, monkeypatch):
     import shutil
 
