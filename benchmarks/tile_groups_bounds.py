@@ -10,8 +10,8 @@ found, re-evaluated by today's analyzer, are printed and divided by the bound in
 With ``--sa-from`` (docs/benchmarks.md) the table is issue 30's three numbers per row: the
 default SA's median and worst of its seeds (read from the seeds tables of
 docs/benchmarks.md, the newest row of each configuration: ``SA_SEEDS_TABLE``,
-``SA_POLISHED_TABLE``, ``SA_DESCENTS_TABLE``, ``SA_COMPILED_TABLE``; the last holds all 30
-rows as ``tile_groups_sa_starts.py --starts best`` measures them today), the best known
+``SA_POLISHED_TABLE``, ``SA_DESCENTS_TABLE``, ``SA_COMPILED_TABLE``, ``SA_BETA_TABLE``,
+as ``tile_groups_sa_starts.py --starts best`` measures them), the best known
 and the bound, their ratios, and which side carries the uncertainty: the SA (its median
 more than 10 % above the best known) and/or the bound (the best known more than 25 %
 above it: nobody knows whether that tree or the bound is far from the optimum).
@@ -90,6 +90,9 @@ SA_DESCENTS_TABLE, SA_DESCENTS_COLUMN = "**The default SA with the descents**", 
 #: default since then: its seeds end elsewhere than the Python steps' did), replacing
 #: every table above; the seeds in its third column
 SA_COMPILED_TABLE, SA_COMPILED_COLUMN = "**The default SA with the compiled analyzer**", 2
+#: the rows re-run with β = 200, the default since (2026-12-07, end of day), replacing
+#: every table above where they have a row; the seeds in the third column
+SA_BETA_TABLE, SA_BETA_COLUMN = "**The default SA with β = 200**", 2
 #: the SA carries the uncertainty when its median is more than this above the best known;
 #: the bound when the best known is more than ``BOUND_SIDE`` times it (issue 30's targets)
 SA_SIDE, BOUND_SIDE = 1.10, 1.25
@@ -101,12 +104,14 @@ def sa_seeds_from(path: Path) -> dict[str, list[float]]:
     (median, worst) ✓ |``, the seeds in column ``SA_SEEDS_COLUMN``), the rows of the
     table titled ``SA_POLISHED_TABLE`` (the default SA since the allocation polish)
     replacing theirs, those of ``SA_DESCENTS_TABLE`` (since the descents) both, and
-    those of ``SA_COMPILED_TABLE`` (today's code, since the compiled analyzer) all."""
+    those of ``SA_COMPILED_TABLE`` (since the compiled analyzer) all, and those of
+    ``SA_BETA_TABLE`` (β = 200, the default since) theirs."""
     seeds = read_seeds_table(path, SA_SEEDS_TABLE, SA_SEEDS_COLUMN)
     text = path.read_text()
     for title, column in ((SA_POLISHED_TABLE, SA_POLISHED_COLUMN),
                           (SA_DESCENTS_TABLE, SA_DESCENTS_COLUMN),
-                          (SA_COMPILED_TABLE, SA_COMPILED_COLUMN)):
+                          (SA_COMPILED_TABLE, SA_COMPILED_COLUMN),
+                          (SA_BETA_TABLE, SA_BETA_COLUMN)):
         if title in text:
             seeds.update(read_seeds_table(path, title, column))
     return seeds
@@ -166,7 +171,7 @@ def three_numbers(path: Path, chips: list[str], networks: list[str], batches: li
                 sa_cell = f"{med:.4g} ({max(vals):.4g}), {len(vals)}" if vals else "not run"
                 print(f"| {net} | {chip} | {b} | {sa_cell} | "
                       f"{'—' if bk is None else f'{bk:.4g}'} | "
-                      f"{library.how_found(known.found_by) if known else '—'} | {lb:.4g} | "
+                      f"{library.how_found_short(known.found_by) if known else '—'} | {lb:.4g} | "
                       f"{'—' if med is None or not bk else f'{med / bk:.3f}'} | "
                       f"{'—' if not bk else f'{bk / lb:.3g}'} | "
                       f"{'—' if med is None else f'{med / lb:.3g}'} | "
@@ -177,9 +182,11 @@ def three_numbers(path: Path, chips: list[str], networks: list[str], batches: li
     with_sa = [r for r in rows if r[0] is not None and r[2]]
     med_ok = sum(r[0] / r[2] <= SA_SIDE for r in with_sa)
     worst_ok = sum(r[1] / r[2] <= BOUND_SIDE for r in with_sa)
+    both_ok = sum(r[0] / r[2] <= SA_SIDE and r[1] / r[2] <= BOUND_SIDE for r in with_sa)
     bk_lb = [r[2] / r[3] for r in rows if r[2]]
     print(f"\n{len(with_sa)} of {len(rows)} rows with SA seeds: median within 10 % of the "
-          f"best known on {med_ok}, worst seed within 25 % on {worst_ok}; best known / "
+          f"best known on {med_ok}, worst seed within 25 % on {worst_ok}, both on "
+          f"{both_ok}; best known / "
           f"bound: geometric mean {gm(bk_lb):.3g}, max {max(bk_lb):.3g} (above 5: "
           f"{sum(r > 5 for r in bk_lb)}, above 2: {sum(r > 2 for r in bk_lb)})")
 
@@ -232,7 +239,7 @@ def main() -> None:
                     bk = None
                     if known is not None:
                         bk = library.verify(e, known.path).objective
-                        lib += f" | {bk:.4g} | {library.how_found(known.found_by)}"
+                        lib += f" | {bk:.4g} | {library.how_found_short(known.found_by)}"
                     else:
                         lib += " | — | —"
                 r = bk / fb.objective if bk else None
