@@ -86,8 +86,8 @@ def main() -> None:
     params = sa_params(args.param)
     # the rounds per layer go into every best known written, default or not: a record
     # must still say how it was found after the default changes (it did: 100 → 200)
-    params.setdefault("beta", float(next(p.default for p in method_param_specs(
-        "tile_groups", "sa") if p.name == "beta")))
+    params.setdefault("beta", next(p.default for p in method_param_specs(
+        "tile_groups", "sa") if p.name == "beta"))
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from library_build import keep_if_better

@@ -488,10 +488,11 @@ def lib_show_cmd(
         out.print("  best known: none yet")
     else:
         fb = bk.found_by
-        out.print(f"  best known: {bk.objective:.10g} by {library.how_found_short(fb)} (seed "
-                  f"{fb.get('seed')}, {fb.get('wall_s')} s, {fb.get('date')}); "
-                  f"file {bk.path}", markup=False)
         runs = library.found_by_runs(fb)
+        last = "last run: " if len(runs) > 1 else ""
+        out.print(f"  best known: {bk.objective:.10g} by {library.how_found_short(fb)} "
+                  f"({last}seed {fb.get('seed')}, {fb.get('wall_s')} s, {fb.get('date')}); "
+                  f"file {bk.path}", markup=False)
         if len(runs) > 1:
             out.print(f"  found in {len(runs)} runs, each from the tree of the run before:")
         for k, (method, params) in enumerate(runs if len(runs) > 1 else [], 1):

@@ -513,13 +513,19 @@ def how_found(found_by: Mapping[str, Any]) -> str:
     m = str(found_by.get("method", "?"))
     params = found_by.get("params") or {}
     if params:
-        m += " " + " ".join(f"{k}={v}" for k, v in params.items())
+        m += " " + " ".join(f"{k}={_spelled(v)}" for k, v in params.items())
     return m
+
+
+def _spelled(value: Any) -> str:
+    """A parameter's value as ``how_found`` writes it: a whole float as an integer (β =
+    200 and β = 200.0 are one value, one spelling)."""
+    return str(int(value) if isinstance(value, float) and value.is_integer() else value)
 
 
 #: a ``from`` text that names an earlier best known as the warm start
 #: (:func:`from_earlier_best`)
-_EARLIER_BEST = re.compile(r"the best known at git \w+ \([^)]*\), ")
+_EARLIER_BEST = re.compile(r"^the best known at git \S+ \([^)]*\), ")
 #: one ``name=value`` of a ``how_found`` line (values may hold spaces: "best known")
 _PARAM = re.compile(r" (\w+)=(.*?)(?= \w+=|$)")
 
@@ -534,11 +540,14 @@ def found_by_runs(found_by: Mapping[str, Any]) -> list[tuple[str, dict[str, str]
     """The runs behind a best known, the first run first: (method, parameters) each,
     without the warm start that links a run to the one before it. A run polished from
     an earlier result records that result's ``how_found`` line as its ``from``
-    parameter; this reads the chain back from those lines."""
+    parameter (:func:`from_earlier_best` when it was the best known of an earlier git
+    revision); this reads the chain back from those lines, so it takes method names
+    without spaces and parameter values without `` name=`` in them, as the library's
+    writers record them."""
     params = dict(found_by.get("params") or {})
     origin = str(params.pop("from", "") or "")
     params.pop("warm_start", None)
-    runs = [(str(found_by.get("method", "?")), {k: str(v) for k, v in params.items()})]
+    runs = [(str(found_by.get("method", "?")), {k: _spelled(v) for k, v in params.items()})]
     while origin:
         line, _, origin = _EARLIER_BEST.sub("", origin, count=1).partition(" from=")
         method, _, rest = line.partition(" ")
@@ -614,7 +623,7 @@ def library_table(rows: Iterable[Mapping[str, Any]], fmt: str = "md") -> str:
     if fmt == "latex":
         def tex(s: str) -> str:
             for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"),
-                         ("&", r"\&"), ("#", r"\#"), ("—", "--")):
+                         ("&", r"\&"), ("#", r"\#"), ("—", "--"), ("×", r"$\times$")):
                 s = s.replace(a, b)
             return s
 
