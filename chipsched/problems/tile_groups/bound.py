@@ -390,6 +390,23 @@ def _undominated(v: np.ndarray) -> np.ndarray:
     return keep
 
 
+@dataclass(frozen=True)
+class PathLP:
+    """The dependency-path LP of :class:`PathEnvelope` as matrices: minimise
+    ``objective``·v subject to ``a_ub``·v ≤ ``b_ub``, ``a_eq``·v = 1 (one row per
+    layer), v ≥ 0. The first ``len(layer)`` variables are the row weights x (layer
+    ``layer[k]``, layer-table row ``row[k]``), then start times τ and tails σ per layer
+    (and the latency, in latency mode); energies are divided by ``energy_scale``."""
+
+    objective: np.ndarray
+    a_ub: Any
+    b_ub: np.ndarray
+    a_eq: Any
+    layer: np.ndarray
+    row: np.ndarray
+    energy_scale: float
+
+
 class PathEnvelope:
     """The dependency-path relaxation of one root run count's rows (issue 30).
 
@@ -446,15 +463,12 @@ class PathEnvelope:
         """Inequality rows of the LP: edges forward, edges backward, layers, capacities."""
         return 2 * len(self.src) + self.L + len(self.caps)
 
-    def _lp(self, latency_s: float | None, d_ref: float) -> tuple[np.ndarray, float] | None:
-        """Solve the LP — least energy at latency ≤ ``latency_s``, or least latency when
-        None — with times divided by ``d_ref`` and energies by their largest value;
-        return its inequality duals and that energy scale (None unless HiGHS proved an
-        optimum)."""
+    def lp_model(self, latency_s: float | None, d_ref: float) -> PathLP | None:
+        """The LP — least energy at latency ≤ ``latency_s``, or least latency when None
+        — with times divided by ``d_ref`` and energies by their largest value, as
+        matrices (None when a layer has no row within ``latency_s``)."""
         import scipy.sparse as sps
-        from scipy.optimize import linprog
 
-        t0 = time.perf_counter()
         T, L = self.terms, self.L
         energy_mode = latency_s is not None
         cols = []
@@ -512,13 +526,24 @@ class PathEnvelope:
         a_ub = sps.csr_matrix((np.concatenate(v_), (np.concatenate(r_), np.concatenate(c_))),
                               shape=(m, n))
         a_eq = sps.csr_matrix((np.ones(nx), (li, np.arange(nx))), shape=(L, n))
-        res = linprog(obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(L),
-                      bounds=(0, None), method="highs")
+        return PathLP(obj, a_ub, b_ub, a_eq, li, ri, e_ref)
+
+    def _lp(self, latency_s: float | None, d_ref: float) -> tuple[np.ndarray, float] | None:
+        """Solve :meth:`lp_model`; return its inequality duals and energy scale (None
+        unless HiGHS proved an optimum)."""
+        from scipy.optimize import linprog
+
+        t0 = time.perf_counter()
+        lp = self.lp_model(latency_s, d_ref)
+        if lp is None:
+            return None
+        res = linprog(lp.objective, A_ub=lp.a_ub, b_ub=lp.b_ub, A_eq=lp.a_eq,
+                      b_eq=np.ones(self.L), bounds=(0, None), method="highs")
         self.lps += 1
         self.lp_s += time.perf_counter() - t0
         if res.status != 0:
             return None
-        return -np.asarray(res.ineqlin.marginals, dtype=float), e_ref
+        return -np.asarray(res.ineqlin.marginals, dtype=float), lp.energy_scale
 
     def _penalized(self, y: np.ndarray, d_ref: float, e_ref: float | None,
                    latency_s: float | None) -> tuple[float, float]:
