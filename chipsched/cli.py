@@ -495,9 +495,10 @@ def lib_show_cmd(
                   f"file {bk.path}", markup=False)
         if len(runs) > 1:
             out.print(f"  found in {len(runs)} runs, each from the tree of the run before:")
-        for k, (method, params) in enumerate(runs if len(runs) > 1 else [], 1):
-            out.print(f"    {k}. " + library.how_found({"method": method, "params": params}),
-                      markup=False)
+            for k, (method, params) in enumerate(runs, 1):
+                out.print(f"    {k}. " + library.how_found({"method": method,
+                                                            "params": params}),
+                          markup=False)
     if bd is None:
         out.print("  bound: none yet")
     else:
