@@ -602,8 +602,7 @@ def library_table(rows: Iterable[Mapping[str, Any]], fmt: str = "md") -> str:
         bd = "—" if r["bound"] is None else f"{r['bound']:.6g}"
         gap = ("optimal" if r["optimal"] else "—" if r["gap"] is None
                else f"{100 * r['gap']:.2f} %")
-        return [r["id"], size, bk, r.get("found_by_short", r["found_by"]), bd,
-                r["bound_by"], gap]
+        return [r["id"], size, bk, r["found_by_short"], bd, r["bound_by"], gap]
 
     if fmt == "csv":
         import csv
