@@ -842,9 +842,9 @@ def _start(instance: Instance, options: SolveOptions, start: str = "wrapped",
 
 @dataclass(frozen=True)
 class SAParams:
-    beta: float = param(200, "rounds per layer of each try (SET's β = 100; 200 by default "
-                        "since 2026-12-07, ours: a slower anneal): β × layers rounds a "
-                        "try", gt=0)
+    beta: float = param(400, "rounds per layer of each try (SET's β = 100; 400 by default, "
+                        "ours: a slower anneal, 200 before): β × layers rounds a try",
+                        gt=0)
     t0: float = param(0.07, "initial temperature T0 of SET's schedule T0·(1−x)/(1+α·x)",
                       gt=0)
     alpha: float = param(8, "α of SET's temperature schedule", ge=0)
@@ -887,7 +887,7 @@ class SAParams:
 
 
 @method("tile_groups", "sa", "heuristic",
-        "SET simulated annealing over RA trees (OP1-OP6 + OP7-OP9, T0=0.07, α=8, β=200, "
+        "SET simulated annealing over RA trees (OP1-OP6 + OP7-OP9, T0=0.07, α=8, β=400, "
         "best of 4 draws + 4 reheats, segment recombination, allocation polish and a "
         "zero-temperature descent)",
         source="seed 002 (SET, ISCA 2023); SET-ISCA2023 sa.cpp, main.cpp", randomized=True,

@@ -123,7 +123,7 @@ def test_method_parameters_from_the_command_line():
     assert res.exit_code == 0, res.output
     sa = {m["name"]: m for m in json.loads(res.stdout)["methods"]}["sa"]
     beta = {p["name"]: p for p in sa["params"]}["beta"]
-    assert beta["default"] == 200 and beta["type"] == "float" and beta["range"] == "> 0"
+    assert beta["default"] == 400 and beta["type"] == "float" and beta["range"] == "> 0"
     assert beta["doc"].startswith("rounds per layer")
     few = run("solve", "tile_groups", "-i", "tiny", "-c", "edge-4x4", "--batch", "2",
               "-m", "sa", "-p", "beta=2", "--json")
