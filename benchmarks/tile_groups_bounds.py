@@ -9,9 +9,8 @@ that best tree, not the gap. With ``--library`` the best known of chipsched-lib
 found, re-evaluated by today's analyzer, are printed and divided by the bound instead.
 With ``--sa-from`` (docs/benchmarks.md) the table is issue 30's three numbers per row: the
 default SA's median and worst of its seeds (read from the seeds tables of
-docs/benchmarks.md, the newest row of each configuration: ``SA_SEEDS_TABLE``,
-``SA_POLISHED_TABLE``, ``SA_DESCENTS_TABLE``, ``SA_COMPILED_TABLE``, ``SA_BETA_TABLE``,
-``SA_BETA400_TABLE``, as ``tile_groups_sa_starts.py --starts best`` measures them), the best known
+docs/benchmarks.md, the newest row of each configuration: ``SA_SEEDS_TABLES``, as
+``tile_groups_sa_starts.py --starts best`` measures them), the best known
 and the bound, their ratios, and which side carries the uncertainty: the SA (its median
 more than 10 % above the best known) and/or the bound (the best known more than 25 %
 above it: nobody knows whether that tree or the bound is far from the optimum).
@@ -76,47 +75,37 @@ def best_from_grid_table(path: Path, column: str = "best"
     return out
 
 
-#: the heading of the default SA's seeds table in docs/benchmarks.md and the column of its
-#: seeds (the default's 8 tries since issue 30: the table's last column, "v0, v1, v2 (…)")
-SA_SEEDS_TABLE, SA_SEEDS_COLUMN = "**Segment recombination on all 30 rows**", -1
-#: rows of the default SA re-measured since the allocation polish became its last step
-#: (their seeds replace the table above's; the polish only lowers a seed's result, the
-#: tries being those of the run without it)
-SA_POLISHED_TABLE, SA_POLISHED_COLUMN = "**The default SA with the polish**", 2
-#: rows re-measured since the descents after the polish joined the default (2026-12-07;
-#: likewise they only lower a seed's result), replacing both tables' rows
-SA_DESCENTS_TABLE, SA_DESCENTS_COLUMN = "**The default SA with the descents**", 1
-#: all 30 rows re-run with the analyzer's compiled segment kernel (2026-12-07, the
-#: default since then: its seeds end elsewhere than the Python steps' did), replacing
-#: every table above; the seeds in its third column
-SA_COMPILED_TABLE, SA_COMPILED_COLUMN = "**The default SA with the compiled analyzer**", 2
-#: the rows re-run with β = 200, the default since (2026-12-07, end of day), replacing
-#: every table above where they have a row; the seeds in the third column
-SA_BETA_TABLE, SA_BETA_COLUMN = "**The default SA with β = 200**", 2
-#: all 30 rows at β = 400, the default since (2026-12-07, late night), replacing every
-#: table above; the seeds in the third column
-SA_BETA400_TABLE, SA_BETA400_COLUMN = "**The default SA with β = 400**", 2
+#: the default SA's seeds tables in docs/benchmarks.md, oldest first: (bold heading, the
+#: column of the seeds "v0, v1, v2 (…)"); a later table's rows replace an earlier one's
+SA_SEEDS_TABLES: tuple[tuple[str, int], ...] = (
+    # the default's 8 tries since issue 30 (the last column)
+    ("**Segment recombination on all 30 rows**", -1),
+    # rows re-measured since the allocation polish became the last step (it only lowers
+    # a seed's result, the tries being those of the run without it)
+    ("**The default SA with the polish**", 2),
+    # rows re-measured since the descents after the polish (2026-12-07; likewise)
+    ("**The default SA with the descents**", 1),
+    # all 30 rows with the analyzer's compiled segment kernel (2026-12-07: its seeds end
+    # elsewhere than the Python steps' did)
+    ("**The default SA with the compiled analyzer**", 2),
+    # β = 200, the default from 2026-12-07, end of day
+    ("**The default SA with β = 200**", 2),
+    # all 30 rows at β = 400, the default since 2026-12-07, late night
+    ("**The default SA with β = 400**", 2),
+)
 #: the SA carries the uncertainty when its median is more than this above the best known;
 #: the bound when the best known is more than ``BOUND_SIDE`` times it (issue 30's targets)
 SA_SIDE, BOUND_SIDE = 1.10, 1.25
 
 
 def sa_seeds_from(path: Path) -> dict[str, list[float]]:
-    """chipsched-lib id → the default SA's objective per seed, from the seeds table of
-    docs/benchmarks.md titled ``SA_SEEDS_TABLE`` (rows ``| tg-… | … | v0, v1, v2
-    (median, worst) ✓ |``, the seeds in column ``SA_SEEDS_COLUMN``), the rows of the
-    table titled ``SA_POLISHED_TABLE`` (the default SA since the allocation polish)
-    replacing theirs, those of ``SA_DESCENTS_TABLE`` (since the descents) both, and
-    those of ``SA_COMPILED_TABLE`` (since the compiled analyzer) all, those of
-    ``SA_BETA_TABLE`` (β = 200) theirs, and those of ``SA_BETA400_TABLE`` (β = 400, the
-    default since) all."""
-    seeds = read_seeds_table(path, SA_SEEDS_TABLE, SA_SEEDS_COLUMN)
+    """chipsched-lib id → the default SA's objective per seed, from the seeds tables of
+    ``SA_SEEDS_TABLES`` in docs/benchmarks.md (rows ``| tg-… | … | v0, v1, v2 (median,
+    worst) ✓ |``), each table's rows replacing those of the tables before it."""
+    (first, column), *later = SA_SEEDS_TABLES
+    seeds = read_seeds_table(path, first, column)
     text = path.read_text()
-    for title, column in ((SA_POLISHED_TABLE, SA_POLISHED_COLUMN),
-                          (SA_DESCENTS_TABLE, SA_DESCENTS_COLUMN),
-                          (SA_COMPILED_TABLE, SA_COMPILED_COLUMN),
-                          (SA_BETA_TABLE, SA_BETA_COLUMN),
-                          (SA_BETA400_TABLE, SA_BETA400_COLUMN)):
+    for title, column in later:
         if title in text:
             seeds.update(read_seeds_table(path, title, column))
     return seeds
