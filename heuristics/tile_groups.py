@@ -59,7 +59,7 @@ from chipsched.problems.tile_groups.segments import (
     segment_node,
     thin_front,
 )
-from chipsched.problems.tile_groups.tree import cut_paths, leaf_starts
+from chipsched.problems.tile_groups.tree import cut_at, cut_nodes, cut_paths, leaf_starts, n_leaves
 from chipsched.result import Status
 from chipsched.solvers.options import SolveOptions
 
@@ -117,7 +117,7 @@ def _leaf_at(tree: Node, i: int) -> tuple[tuple[int, ...], int]:
 def _cuts_with_batch(tree: Node, batch: int, ctx: _Ctx | None = None
                      ) -> list[tuple[tuple[int, ...], Node, int]]:
     """(path, cut, batch of the cut) for every cut, pre-order (memoized per tree in
-    ``ctx``)."""
+    ``ctx``). The operators draw from :func:`cut_nodes` instead (:func:`_memo`)."""
     memo = ctx.memo if ctx is not None else {}
     if memo.get("cuts_tree") is tree and memo.get("cuts_batch") == batch:
         return memo["cuts"]
@@ -125,6 +125,32 @@ def _cuts_with_batch(tree: Node, batch: int, ctx: _Ctx | None = None
     out = [(path, n, batch // d) for path, n, d in cut_paths(tree)]
     memo["cuts_tree"], memo["cuts_batch"], memo["cuts"] = tree, batch, out
     return out
+
+
+def _memo(ctx: _Ctx, key: str, tree: Node, make: Callable[[], Any]) -> Any:
+    """``make()`` for the current tree, kept in ``ctx.memo`` until the tree changes:
+    the operators' tries on one tree (every rejected move) share it."""
+    hit = ctx.memo.get(key)
+    if hit is not None and hit[0] is tree:
+        return hit[1]
+    v = make()
+    ctx.memo[key] = (tree, v)
+    return v
+
+
+def _multi_cuts(tree: Node, ctx: _Ctx, depth_one: bool = False) -> list[int]:
+    """Indices (in :func:`cut_nodes`) of the non-root cuts with ≥ 2 children, pre-order;
+    ``depth_one``: only the root's children (the LS/LP spaces)."""
+    if depth_one:
+        def make() -> list[int]:
+            if tree.kind == LEAF:
+                return []
+            cut_nodes(tree)
+            return [k for k, c in zip(tree._cut_starts, tree.children)
+                    if c.kind != LEAF and len(c.children) >= 2]
+        return _memo(ctx, "multi1", tree, make)
+    return _memo(ctx, "multi", tree, lambda: [
+        k for k, c in enumerate(cut_nodes(tree)) if k and len(c.children) >= 2])
 
 
 def _fits(node: Node, batch: int) -> bool:
@@ -153,7 +179,7 @@ def _rebuilt(kind: str, kids: Sequence[Node], sb: int, is_root: bool) -> Node | 
 def op1_swap(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
     """OP1: swap two adjacent leaves (in-order) that have no dependency. Adjacent in a
     topological order, they can only depend directly, so the edge check suffices."""
-    n = len(tree.layers)
+    n = n_leaves(tree)
     if n < 2:
         return None
     i = rng.randrange(n - 1)
@@ -167,7 +193,7 @@ def op2_move(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
     """OP2: move a leaf into the adjacent sibling cut before/after it, or out of its
     parent into the grandparent (before the parent if it is the first child, after it
     if the last), so the leaves keep their order (SET sa.cpp case 6)."""
-    path, _ = _leaf_at(tree, rng.randrange(len(tree.layers)))
+    path, _ = _leaf_at(tree, rng.randrange(n_leaves(tree)))
     if not path:
         return None
     pp, j = path[:-1], path[-1]
@@ -216,12 +242,10 @@ def op3_group(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
     random type and random sub-batch count (a divisor of the children's batch that the
     grouped children's own sub-batch counts still divide). A run of one leaf becomes
     ``T(sb)[leaf]``; the whole child list may be grouped only at the root."""
-    cuts = _cuts_with_batch(tree, ctx.batch, ctx)
-    if ctx.space != "full":
-        cuts = [c for c in cuts if not c[0]]
-    if not cuts:
+    n_cuts = len(cut_nodes(tree)) if ctx.space == "full" else int(tree.kind != LEAF)
+    if not n_cuts:
         return None
-    path, node, b = cuts[rng.randrange(len(cuts))]
+    path, node, b = cut_at(tree, rng.randrange(n_cuts), ctx.batch)
     n = len(node.children)
     max_len = n if not path else n - 1
     if max_len < 1:
@@ -252,10 +276,10 @@ def op3_group(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
 def op4_delete(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
     """OP4: delete a non-root cut, giving its children to its parent in its place (their
     batch grows by the deleted cut's sub-batch count; their own counts still divide)."""
-    cuts = [c for c in _cuts_with_batch(tree, ctx.batch, ctx) if c[0]]
-    if not cuts:
+    n_cuts = len(cut_nodes(tree)) - 1  # the root, when a cut, comes first
+    if n_cuts <= 0:
         return None
-    path, node, _ = cuts[rng.randrange(len(cuts))]
+    path, node, _ = cut_at(tree, 1 + rng.randrange(n_cuts), ctx.batch)
     pp, j = path[:-1], path[-1]
     parent = get(tree, pp)
     kids = parent.children[:j] + node.children + parent.children[j + 1:]
@@ -266,17 +290,17 @@ def op4_delete(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
 
 
 def _resb(tree: Node, rng: random.Random, ctx: _Ctx, up: bool) -> Node | None:
-    cuts = _cuts_with_batch(tree, ctx.batch, ctx)
-    if not cuts:
+    n_cuts = len(cut_nodes(tree))
+    if not n_cuts:
         return None
-    path, node, b = cuts[rng.randrange(len(cuts))]
+    path, node, b = cut_at(tree, rng.randrange(n_cuts), ctx.batch)
     ds = [d for d in divisors(b) if (d > node.sb if up else d < node.sb)]
     ds = [d for d in ds if all(_fits(c, b // d) for c in node.children)]
     if not ds:
         return None
     d = min(ds) if up else max(ds)  # the next step, like SET's ×2 / ÷2
     new = normalize(Node(node.kind, -1, node.children, d, node.alloc))
-    if new.kind == LEAF and not path and len(tree.layers) > 1:
+    if new.kind == LEAF and not path and n_leaves(tree) > 1:
         return None
     return replace_at(tree, path, new)
 
@@ -291,21 +315,28 @@ def op6_fewer_sub_batches(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | N
     return _resb(tree, rng, ctx, False)
 
 
+def _mergeable_pairs(tree: Node, ctx: _Ctx) -> list[tuple[int, int]]:
+    """(index in :func:`cut_nodes`, i) of every cut whose children i and i + 1 are cuts
+    of one type and sub-batch count, pre-order (OP7's choices; the root's only in the
+    LS/LP spaces)."""
+    def make() -> list[tuple[int, int]]:
+        nodes = cut_nodes(tree) if ctx.space == "full" else cut_nodes(tree)[:1]
+        return [(k, i) for k, node in enumerate(nodes)
+                for i, (a, b) in enumerate(zip(node.children, node.children[1:]))
+                if a.kind != LEAF and b.kind == a.kind and a.sb == b.sb]
+
+    return _memo(ctx, "pairs", tree, make)
+
+
 def op7_merge(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
     """OP7 [ours]: merge two adjacent sibling cuts of the same type and sub-batch count
     into one (``T(k)[a] T(k)[b]`` → ``T(k)[a b]``; an S cut's explicit allocation is
     dropped for the NPT one). In the LS/LP spaces only root children merge."""
-    cuts = _cuts_with_batch(tree, ctx.batch, ctx)
-    if ctx.space != "full":
-        cuts = [c for c in cuts if not c[0]]
-    pairs = [(path, node, i) for path, node, _ in cuts
-             for i in range(len(node.children) - 1)
-             if node.children[i].kind != LEAF and node.children[i + 1].kind != LEAF
-             and node.children[i].kind == node.children[i + 1].kind
-             and node.children[i].sb == node.children[i + 1].sb]
+    pairs = _mergeable_pairs(tree, ctx)
     if not pairs:
         return None
-    path, node, i = pairs[rng.randrange(len(pairs))]
+    k, i = pairs[rng.randrange(len(pairs))]
+    path, node, _ = cut_at(tree, k, ctx.batch)
     a, b = node.children[i], node.children[i + 1]
     merged = Node(a.kind, -1, a.children + b.children, a.sb, None)
     kids = node.children[:i] + (merged,) + node.children[i + 2:]
@@ -320,13 +351,10 @@ def op8_split(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
     """OP8 [ours], the inverse of OP7: split a non-root cut with ≥ 2 children into two
     adjacent cuts of its type and sub-batch count (``T(k)[a b]`` → ``T(k)[a] T(k)[b]``;
     a part of one leaf becomes ``T(k)[leaf]``, or the leaf when k = 1)."""
-    cuts = [c for c in _cuts_with_batch(tree, ctx.batch, ctx)
-            if c[0] and len(c[1].children) >= 2]
-    if ctx.space != "full":
-        cuts = [c for c in cuts if len(c[0]) == 1]
+    cuts = _multi_cuts(tree, ctx, depth_one=ctx.space != "full")
     if not cuts:
         return None
-    path, node, _ = cuts[rng.randrange(len(cuts))]
+    path, node, _ = cut_at(tree, cuts[rng.randrange(len(cuts))], ctx.batch)
     k = rng.randint(1, len(node.children) - 1)
     parts = []
     for kids in (node.children[:k], node.children[k:]):
@@ -349,11 +377,10 @@ def op9_flip(tree: Node, rng: random.Random, ctx: _Ctx) -> Node | None:
     cut; in the LS/LP spaces the type is fixed."""
     if ctx.space != "full":
         return None
-    cuts = [c for c in _cuts_with_batch(tree, ctx.batch, ctx)
-            if c[0] and len(c[1].children) >= 2]
+    cuts = _multi_cuts(tree, ctx)
     if not cuts:
         return None
-    path, node, _ = cuts[rng.randrange(len(cuts))]
+    path, node, _ = cut_at(tree, cuts[rng.randrange(len(cuts))], ctx.batch)
     kind = SCUT if node.kind == TCUT else TCUT
     return replace_at(tree, path, Node(kind, -1, node.children, node.sb, None))
 

@@ -22,10 +22,12 @@ from chipsched.heuristics import tile_groups as H
 from chipsched.instances.chips import get_chip
 from chipsched.instances.tile_groups import load_instance, write_tree_file
 from chipsched.problems.tile_groups import Instance, Solution, ls_tree
+from chipsched.problems.tile_groups.tree import cut_at
 from chipsched.result import Status
 from chipsched.solvers import SolveOptions
 from chipsched.solvers.options import WarmStart
 from chipsched.workload import Layer, OpKind, Workload
+from tests.test_tile_groups_tree import trees as random_trees
 
 OPTS = SolveOptions(threads=1)
 
@@ -769,3 +771,26 @@ def test_sa_recombines_before_every_reheat_and_at_the_end():
         assert rec[k]["before"] == min(r["objective"] for r in runs[:i])
         assert runs[i]["start_objective"] == rec[k]["after"] <= rec[k]["before"]
     assert re.objective == rec[-1]["after"] == inst.analyzer.objective(re.solution.tree)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_operators_draw_from_the_cut_lists_of_a_walk(data):
+    # OP3-OP9 draw an index into a list of cuts (or of mergeable child pairs) kept per
+    # tree and find the cut by descending (cut_at): the lists must be the pre-order
+    # filters of every (path, cut, batch) that the operators' rules name
+    t = data.draw(random_trees(data.draw(st.integers(1, 8)), 8))
+    every = H._cuts_with_batch(t, 8)
+    for space in ("full", "ls", "lp"):
+        ctx = H._Ctx(frozenset(), 8, space)
+        multi = [c for c in every if c[0] and len(c[1].children) >= 2]
+        if space != "full":
+            multi = [c for c in multi if len(c[0]) == 1]
+        got = [cut_at(t, k, 8) for k in H._multi_cuts(t, ctx, depth_one=space != "full")]
+        assert got == multi
+        scope = every if space == "full" else [c for c in every if not c[0]]
+        pairs = [(path, i) for path, node, _ in scope for i in range(len(node.children) - 1)
+                 if node.children[i].kind != "L" and node.children[i + 1].kind != "L"
+                 and node.children[i].kind == node.children[i + 1].kind
+                 and node.children[i].sb == node.children[i + 1].sb]
+        assert [(cut_at(t, k, 8)[0], i) for k, i in H._mergeable_pairs(t, ctx)] == pairs

@@ -7,6 +7,7 @@ simulation, and on the segments an SA visits on a real network."""
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import replace
 from itertools import islice
 
@@ -143,6 +144,31 @@ def test_each_rejection_has_the_python_steps_message():
         got = _compiled(an, parse_tree(text, w), 4)
         assert isinstance(got, str) and words in got, (text, got)
         assert got == _python(an, parse_tree(text, w), 4)
+
+
+def test_a_cached_rejection_reads_as_the_python_steps_message():
+    # segment() caches a segment the kernel rejects without building its message (the
+    # SA drops thousands unread); whoever reads it, first or from the cache, pickled or
+    # not, reads the Python steps' words
+    small = get_chip("tiled-1x3")
+    small = replace(small, unit=replace(small.unit, buffer_bytes=3000))
+    an = Instance(_chain(3), small, batch=4).analyzer
+    w = an.inst.workload
+    for text in ("T(4)[ c0 c1 c2 ]", "S(4)[ c0 c1 c2 ]", "T(1)[ c0 c1 c2 ]",
+                 "S(4){1,1,2}[ c0 c1 c2 ]", "T(3)[ c0 c1 c2 ]"):
+        seg = parse_tree(text, w)
+        want = _python(an, seg, 4)
+        assert isinstance(want, str), text
+        with pytest.raises(Infeasible) as first:
+            an.segment(seg, 4)
+        assert an._seg[(seg, 4)]._fields is None, text  # not built yet
+        assert str(first.value) == want, text
+        with pytest.raises(Infeasible) as again:
+            an.segment(seg, 4)
+        e = again.value
+        assert str(e) == want and e.args == (want,), text
+        assert want == f"{e.field}: {e.problem}" + (f"; {e.fix}" if e.fix else ""), text
+        assert str(pickle.loads(pickle.dumps(e))) == want, text
 
 
 def test_the_segments_an_sa_visits_on_googlenet_cost_the_same():

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from chipsched.errors import InputError
 from chipsched.instances.networks import get_network
 from chipsched.problems.tile_groups import (
+    LEAF,
     SCUT,
     TCUT,
     Node,
@@ -21,6 +22,7 @@ from chipsched.problems.tile_groups import (
     replace_at,
     to_text,
 )
+from chipsched.problems.tile_groups.tree import cut_at, cut_nodes, cut_paths, leaf_starts, n_leaves
 from chipsched.workload import Layer, OpKind, Workload
 
 TINY = get_network("tiny")  # conv1 conv2 conv3a conv3b add3 pool fc
@@ -142,3 +144,41 @@ def test_root_may_hold_a_single_cut():
     check_structure(t, TINY, 4)
     t = parse_tree("T(2)[ conv1 ]", _chain(1, ["conv1"]))
     check_structure(t, _chain(1, ["conv1"]), 4)
+
+
+def _cuts_by_walk(t: Node, batch: int) -> list[tuple[tuple[int, ...], Node, int]]:
+    """Every cut, pre-order, with its path and batch, by a plain walk (the reference)."""
+    out = []
+
+    def rec(n: Node, path: tuple[int, ...], b: int) -> None:
+        if n.kind == LEAF:
+            return
+        out.append((path, n, b))
+        for i, c in enumerate(n.children):
+            rec(c, path + (i,), b // n.sb)
+
+    rec(t, (), batch)
+    return out
+
+
+@settings(max_examples=120)
+@given(st.data())
+def test_cut_index_and_leaf_counts_match_a_walk(data):
+    # the SA draws the k-th cut by descending the per-node offsets (cut_at) instead of
+    # listing every path: both must give the walk's list, also on a tree rebuilt from
+    # children whose offsets were kept from an earlier tree
+    n = data.draw(st.integers(1, 9))
+    t = data.draw(trees(n, 8))
+    checked = [t]
+    if t.kind != LEAF:
+        j = data.draw(st.integers(0, len(t.children) - 1))
+        checked.append(replace_at(t, (j,), t.children[j]))  # a new root, old children
+    for tree in checked:
+        want = _cuts_by_walk(tree, 8)
+        assert list(cut_nodes(tree)) == [m for _, m, _ in want]
+        assert [cut_at(tree, k, 8) for k in range(len(want))] == want
+        assert [(p, m, 8 // d) for p, m, d in cut_paths(tree)] == want
+        assert n_leaves(tree) == len(tree.layers)
+        if tree.kind != LEAF:
+            starts = leaf_starts(tree)
+            assert [tree.layers[s] for s in starts] == [c.layers[0] for c in tree.children]

@@ -29,9 +29,10 @@ messages of rejected segments.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -225,12 +226,55 @@ def get_layer(node: Node, path: tuple[int, ...]) -> int:
 
 
 
-class _Rejected(NamedTuple):
-    """A cached :class:`Infeasible` (its fields only, no traceback)."""
+class _Rejected:
+    """A cached rejection of a segment: the fields of its :class:`Infeasible` (not the
+    exception, whose traceback holds every frame's locals — the tile-cover matrices,
+    15 GiB on PNASNet-5 Large/cloud), or, for a segment the compiled kernel rejected,
+    the recipe that builds them when a caller first reads the message."""
 
-    field: str
-    problem: str
-    fix: str | None
+    __slots__ = ("_fields", "_build")
+
+    def __init__(self, fields: tuple[str, str, str | None] | None = None,
+                 build: Callable[[], Infeasible] | None = None):
+        self._fields = fields
+        self._build = build
+
+    def fields(self) -> tuple[str, str, str | None]:
+        if self._fields is None:
+            assert self._build is not None
+            exc = self._build()
+            self._fields, self._build = (exc.field, exc.problem, exc.fix), None
+        return self._fields
+
+    def error(self) -> Infeasible:
+        if self._fields is not None:
+            return Infeasible(*self._fields)
+        return _KernelRejection(self)
+
+
+class _KernelRejection(Infeasible):
+    """The :class:`Infeasible` of a segment the compiled kernel rejected, whose message
+    (the Python steps' words, :meth:`Analyzer._kernel_rejection`) is built on first
+    read: the SA drops thousands of rejected segments a run without reading why, and
+    building each message walked the segment again (a tenth of its time)."""
+
+    def __init__(self, rejected: _Rejected):
+        Exception.__init__(self)
+        self.rejected = rejected
+
+    field = property(lambda self: self.rejected.fields()[0])  # type: ignore[assignment]
+    problem = property(lambda self: self.rejected.fields()[1])  # type: ignore[assignment]
+    fix = property(lambda self: self.rejected.fields()[2])  # type: ignore[assignment]
+
+    @property  # type: ignore[override]
+    def args(self) -> tuple[str]:
+        return (str(self),)
+
+    def __str__(self) -> str:
+        return str(Infeasible(*self.rejected.fields()))
+
+    def __repr__(self) -> str:
+        return f"Infeasible({str(self)!r})"
 
 
 @dataclass(slots=True)
@@ -330,7 +374,6 @@ class Analyzer:
         #: segments are evaluated by the compiled kernel (``segment_kernel.py``); False
         #: runs the Python steps below instead (the kernel's reference in the tests)
         self.compiled = sk.HAVE_NUMBA and isinstance(self.prec, int)
-        self._flat: dict[Node, tuple[int, ...]] = {}
         self._kernel_args = self._kernel_arrays()
 
     def _kernel_arrays(self) -> tuple[Any, ...]:
@@ -496,17 +539,17 @@ class Analyzer:
         v = self._seg.get(key)
         if v is None:
             try:
-                v = self._compiled_segment(seg, batch, path, cache)
+                v = self._compiled_segment(seg, batch, path, cache, lazy=True)
+            except _KernelRejection as exc:
+                v = exc.rejected
             except Infeasible as exc:
-                # cache the reason, not the exception: its traceback holds every frame's
-                # locals (the tile-cover matrices), 15 GiB on PNASNet-5 Large/cloud
-                v = _Rejected(exc.field, exc.problem, exc.fix)
+                v = _Rejected((exc.field, exc.problem, exc.fix))
             if cache:
                 if len(self._seg) >= SEGMENT_CACHE_SIZE:
                     self._seg.clear()
                 self._seg[key] = v
         if isinstance(v, _Rejected):
-            raise Infeasible(v.field, v.problem, v.fix)
+            raise v.error()
         return v
 
     def segment_detail(self, seg: Node, batch: int, path: tuple[int, ...] = ()
@@ -519,19 +562,21 @@ class Analyzer:
         return cost, detail
 
     def _compiled_segment(self, seg: Node, batch: int, path: tuple[int, ...],
-                          keep: bool = True) -> SegmentCost:
+                          keep: bool = True, lazy: bool = False) -> SegmentCost:
         """:meth:`_segment` by the compiled kernel (when :attr:`compiled`); a segment it
-        rejects raises the Python step's message (:meth:`_kernel_rejection`). ``keep``:
-        keep the flat encodings of its subtrees for the next segments."""
+        rejects raises the Python step's message (:meth:`_kernel_rejection`; with
+        ``lazy``, an :class:`Infeasible` that builds it when first read). ``keep``: keep
+        the flat encodings of its subtrees for the next segments."""
         if not self.compiled:
             return self._segment(seg, batch, path, None)
-        if len(self._flat) >= SEGMENT_CACHE_SIZE:
-            self._flat.clear()
-        flat = np.array(sk.flatten(seg, self._flat if keep else {}), dtype=np.int64)
+        flat = np.array(sk.flatten(seg, keep), dtype=np.int64)
         status, out = sk.segment_kernel(flat, batch, self.G, self.buf, int(self.prec),
                                         self._weight_scale(batch),
                                         *self._kernel_args)
         if status != sk.OK:
+            if lazy:
+                raise _KernelRejection(_Rejected(build=functools.partial(
+                    self._kernel_rejection, seg, batch, path, status, out.tolist())))
             raise self._kernel_rejection(seg, batch, path, status, out.tolist())
         compute, dram_read, dram_write, max_link, hops_max, byte_hops, mac_j, buf_j = \
             out.tolist()

@@ -54,20 +54,24 @@ OUT_FIELDS = ("compute", "dram_read", "dram_write", "max_link", "hops_max", "byt
               "mac_j", "buf_j")
 
 
-def flatten(node: Node, cache: dict[Node, tuple[int, ...]]) -> tuple[int, ...]:
-    """The pre-order encoding of ``node`` (module docstring); subtrees are kept in
-    ``cache`` — an SA move changes one path of the tree, the rest is looked up."""
-    v = cache.get(node)
+def flatten(node: Node, keep: bool = True) -> tuple[int, ...]:
+    """The pre-order encoding of ``node`` (module docstring). With ``keep``, each
+    subtree keeps its encoding (``Node._flat``): an SA move changes one path of the
+    tree and the other subtrees are the same objects, so their encodings are read, not
+    rebuilt — and not looked up in a dict keyed by trees, whose hashing and equality
+    tests on hundreds of nodes cost more than the compiled kernel."""
+    v = node._flat
     if v is not None:
         return v
     alloc = node.alloc or ()
     head = (KIND_CODE.get(node.kind, 2), node.layer, node.sb, len(node.children),
             len(alloc), *alloc)
     if node.children:
-        v = head + tuple(chain.from_iterable([flatten(c, cache) for c in node.children]))
+        v = head + tuple(chain.from_iterable([flatten(c, keep) for c in node.children]))
     else:
         v = head
-    cache[node] = v
+    if keep:
+        object.__setattr__(node, "_flat", v)
     return v
 
 

@@ -33,6 +33,7 @@ Layer names with characters outside ``[A-Za-z0-9_.:/+#@-]`` are double-quoted.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain
@@ -62,9 +63,11 @@ class Node:
     alloc: tuple[int, ...] | None = None
     _hash: int | None = field(init=False, repr=False, default=None)
     _layers: tuple[int, ...] | None = field(init=False, repr=False, default=None)
-    _cut_paths: tuple[tuple[tuple[int, ...], Node, int], ...] | None = field(
-        init=False, repr=False, default=None)
+    _n_leaves: int | None = field(init=False, repr=False, default=None)
+    _cut_nodes: tuple[Node, ...] | None = field(init=False, repr=False, default=None)
+    _cut_starts: tuple[int, ...] | None = field(init=False, repr=False, default=None)
     _leaf_starts: tuple[int, ...] | None = field(init=False, repr=False, default=None)
+    _flat: tuple[int, ...] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         if type(self.children) is not tuple:
@@ -84,8 +87,9 @@ class Node:
     def __getstate__(self) -> dict[str, object]:
         # string hashes differ between processes: a pickled tree recomputes its hash
         # (and its other caches, which only make the pickle larger)
-        return {**self.__dict__, "_hash": None, "_layers": None, "_cut_paths": None,
-                "_leaf_starts": None}
+        return {**self.__dict__, "_hash": None, "_layers": None, "_n_leaves": None,
+                "_cut_nodes": None, "_cut_starts": None, "_leaf_starts": None,
+                "_flat": None}
 
     @property
     def layers(self) -> tuple[int, ...]:
@@ -177,31 +181,81 @@ def leaf_paths(node: Node) -> list[tuple[tuple[int, ...], int]]:
     return out
 
 
+def n_leaves(node: Node) -> int:
+    """The number of leaves below ``node`` (kept on the node; ``len(node.layers)``
+    without building the layer tuple of a root the SA has just rebuilt)."""
+    v = node._n_leaves
+    if v is None:
+        if node._layers is not None:
+            v = len(node._layers)
+        elif node.kind == LEAF:
+            v = 1
+        else:
+            v = sum([c._n_leaves or n_leaves(c) for c in node.children])
+        object.__setattr__(node, "_n_leaves", v)
+    return v
+
+
 def leaf_starts(node: Node) -> tuple[int, ...]:
     """In-order index of the first leaf below each child of the cut ``node`` (kept on
     the node)."""
     v = node._leaf_starts
     if v is None:
-        v = (0, *accumulate([len(c.layers) for c in node.children[:-1]]))
+        v = (0, *accumulate([c._n_leaves or n_leaves(c) for c in node.children[:-1]]))
         object.__setattr__(node, "_leaf_starts", v)
     return v
 
 
-def cut_paths(node: Node) -> tuple[tuple[tuple[int, ...], Node, int], ...]:
-    """(path, cut, divisor) of every cut, pre-order: a cut at ``path`` gets the batch
-    ``b // divisor`` when ``node`` gets ``b`` (divisor: the product of the sub-batch
-    counts of the cuts above it). Kept on each node, as :func:`leaf_starts`."""
-    v = node._cut_paths
+def cut_nodes(node: Node) -> tuple[Node, ...]:
+    """Every cut at and below ``node``, pre-order (kept on the node, with the index at
+    which each child's cuts start, for :func:`cut_at`). Copying the children's tuples
+    is all a rebuilt root costs; the paths are found only for the cut a move draws."""
+    v = node._cut_nodes
     if v is None:
         if node.kind == LEAF:
             v = ()
         else:
-            sb = node.sb
-            v = (((), node, 1),) + tuple([((i,) + p, m, sb * d)
-                                          for i, c in enumerate(node.children)
-                                          for p, m, d in cut_paths(c)])
-        object.__setattr__(node, "_cut_paths", v)
+            # the children's fields read inline: a rebuilt root has hundreds of children
+            blocks = [c._cut_nodes if c._cut_nodes is not None else cut_nodes(c)
+                      for c in node.children]
+            v = (node, *chain.from_iterable(blocks))
+            object.__setattr__(node, "_cut_starts",
+                               tuple(accumulate(map(len, blocks[:-1]), initial=1)))
+        object.__setattr__(node, "_cut_nodes", v)
     return v
+
+
+def cut_at(node: Node, k: int, batch: int) -> tuple[tuple[int, ...], Node, int]:
+    """(path, cut, its batch) of the ``k``-th cut of :func:`cut_nodes` when ``node``
+    gets ``batch`` samples: down from ``node``, the child whose block of cuts holds
+    ``k``, dividing the batch by each cut's sub-batch count on the way."""
+    path: list[int] = []
+    while k:
+        cut_nodes(node)
+        starts = node._cut_starts
+        assert starts is not None
+        j = bisect_right(starts, k) - 1
+        k -= starts[j]
+        batch //= node.sb
+        path.append(j)
+        node = node.children[j]
+    return tuple(path), node, batch
+
+
+def cut_paths(node: Node) -> list[tuple[tuple[int, ...], Node, int]]:
+    """(path, cut, divisor) of every cut, pre-order: a cut at ``path`` gets the batch
+    ``b // divisor`` when ``node`` gets ``b`` (divisor: the product of the sub-batch
+    counts of the cuts above it)."""
+    out = []
+    for k in range(len(cut_nodes(node))):
+        path, m, _ = cut_at(node, k, 1)
+        d = 1
+        n = node
+        for i in path:
+            d *= n.sb
+            n = n.children[i]
+        out.append((path, m, d))
+    return out
 
 
 def get(node: Node, path: Sequence[int]) -> Node:
