@@ -79,7 +79,7 @@ OP_WEIGHTS = {"op1": 20, "op2": 40, "op3": 20, "op4": 20, "op5": 20, "op6": 20}
 #: a tree that rarely fits.
 EXTENDED_WEIGHTS = {**OP_WEIGHTS, "op7": 20, "op8": 20, "op9": 20}
 MOVES = ("extended", "document")
-STARTS = ("best", "wrapped", "ls", "dp")
+STARTS = ("best", "wrapped", "ls", "dp", "nested")
 
 SPACES = ("full", "ls", "lp")
 
@@ -426,6 +426,28 @@ def accept(cur: float, new: float, temp: float, rng: random.Random) -> bool:
     return rng.random() < math.exp(-((new - cur) / cur) / temp)
 
 
+def wrapped_layers(instance: Instance) -> list[Node]:
+    """Each layer alone, wrapped in ``T(k)[layer]`` with the smallest sub-batch count k
+    (a divisor of the batch) with which it fits the buffers as a segment of its own —
+    the bare leaf when k = 1 (:func:`wrapped_start`'s root children)."""
+    an = instance.analyzer
+    out = []
+    for layer in range(len(instance.workload)):
+        for k in divisors(instance.batch):
+            node = leaf(layer) if k == 1 else cut(TCUT, [leaf(layer)], k)
+            try:
+                an.segment(node, instance.batch, (layer,))
+            except Infeasible:
+                continue
+            out.append(node)
+            break
+        else:
+            raise InputError(f"layer {instance.layer_names[layer]!r}", "fits the buffers "
+                             "with no sub-batch count", "use a chip with more tiles or "
+                             "larger buffers")
+    return out
+
+
 def wrapped_start(instance: Instance) -> tuple[Node, float]:
     """The default start [ours]: a root ``T(1)`` whose children are the layers in
     topological order, each wrapped in ``T(k)[layer]`` with the smallest sub-batch count
@@ -441,21 +463,7 @@ def wrapped_start(instance: Instance) -> tuple[Node, float]:
     run and every layer at the largest batch that fits.
     """
     an = instance.analyzer
-    segs = []
-    for layer in range(len(instance.workload)):
-        for k in divisors(instance.batch):
-            node = leaf(layer) if k == 1 else cut(TCUT, [leaf(layer)], k)
-            try:
-                an.segment(node, instance.batch, (layer,))
-            except Infeasible:
-                continue
-            segs.append(node)
-            break
-        else:
-            raise InputError(f"layer {instance.layer_names[layer]!r}", "fits the buffers "
-                             "with no sub-batch count", "use a chip with more tiles or "
-                             "larger buffers")
-    tree = assemble(segs)
+    tree = assemble(wrapped_layers(instance))
     v = an.try_objective(tree)
     if v is None:  # every segment fits, so the tree does; a failure here is a bug
         raise RuntimeError("the wrapped start does not run although its segments do")
@@ -849,7 +857,8 @@ def _start(instance: Instance, options: SolveOptions, start: str = "wrapped",
     ``start='best'`` (the better of the wrapped start and the LS/LP DP trees, the SA's
     default), ``'wrapped'`` (:func:`wrapped_start`), ``'ls'`` (SET's layer-sequential
     start, :func:`initial_tree`) or ``'dp'`` (the better of the LS and LP dynamic
-    programs — SET's commented-out "SA-min" start)."""
+    programs — SET's commented-out "SA-min" start) or ``'nested'`` (the right-nested
+    segment DP's tree, :func:`nested`)."""
     if options.warm is not None:
         tree = options.warm_solution.tree
         return tree, instance.analyzer.objective(tree)
@@ -864,6 +873,9 @@ def _start(instance: Instance, options: SolveOptions, start: str = "wrapped",
                 for m, cap in DP_STARTS if space in ("full", m)]
         best = min(outs, key=lambda o: o.objective)
         return best.solution.tree, best.objective
+    if start == "nested":
+        out = nested(instance, options, NestedParams())
+        return out.solution.tree, out.objective
     raise InputError("start", f"unknown start {start!r}", f"use one of {', '.join(STARTS)}")
 
 
@@ -884,8 +896,9 @@ class SAParams:
     start: str = param("best", "first tree: the better of 'wrapped' and 'dp' ('best', "
                        "ours; the DPs get at most half of a time limit), every layer "
                        "alone at the largest batch that fits under a root T(1) "
-                       "('wrapped', ours), SET's layer-sequential start ('ls'), or the "
-                       "better LS/LP DP tree ('dp'); a warm start overrides it",
+                       "('wrapped', ours), SET's layer-sequential start ('ls'), the "
+                       "better LS/LP DP tree ('dp') or the right-nested DP's tree "
+                       "('nested', the nested method); a warm start overrides it",
                        choices=STARTS)
     moves: str = param("extended", "operators: OP1–OP6 of the document plus OP7 merge / "
                        "OP8 split of adjacent cuts and OP9 T↔S flip ('extended', ours), or "
@@ -1108,6 +1121,62 @@ def lp(instance: Instance, options: SolveOptions, params: LPParams) -> MethodOut
     """Segments of at most ``max_segment`` consecutive layers, each S(sb)[…] pipelining
     its layers over tile groups sized by the optimal NPT allocation."""
     return _dp_method(instance, "lp", params.max_segment, params.max_front, options.budget)
+
+
+def right_nested(items: Sequence[Node], sb: int = 1) -> Node:
+    """``T(sb)[ x1 T(1)[ x2 T(1)[ … xn ] ] ]``: at every cut the first item is followed
+    by the cut over the rest, so each map between two items passes at their lowest
+    common ancestor from one child to the next — over the NoC (waiting on the
+    consumer's tiles unless the two are neighbours), never through DRAM."""
+    node = items[-1]
+    for x in reversed(items[1:-1]):
+        node = Node(TCUT, -1, (x, node), 1, None)
+    return Node(TCUT, -1, (items[0], node), sb, None)
+
+
+def nested_segments(instance: Instance) -> Callable[[int, int], list[Node]]:
+    """The segments :func:`nested` chooses from for layers i..j−1 of the network order:
+    the leaf or ``T(sb)[leaf]`` for one layer; for more, the right-nested chain of the
+    layers each wrapped at the smallest sub-batch count it fits with alone, and of the
+    bare layers under every sub-batch count sb > 1."""
+    wraps = wrapped_layers(instance)
+    sbs = divisors(instance.batch)
+    layers = range(len(instance.workload))
+
+    def options_of(i: int, j: int) -> list[Node]:
+        if j - i == 1:
+            return [segment_node(layers[i:j], sb, "ls") for sb in sbs]
+        bare = [leaf(x) for x in layers[i:j]]
+        return [right_nested(wraps[i:j])] + [right_nested(bare, sb) for sb in sbs if sb > 1]
+
+    return options_of
+
+
+@dataclass(frozen=True)
+class NestedParams:
+    max_segment: int = param(30, "longest segment (consecutive layers)", ge=1)
+    max_front: int = param(64, "Pareto points kept per prefix (exact while no front grows "
+                           "past it)", ge=2)
+
+
+@method("tile_groups", "nested", "baseline",
+        "best right-nested scheme: DP over segments, each a right-nested chain of T cuts "
+        "(the maps inside a segment over the NoC), layers wrapped at the largest batch "
+        "that fits or the segment under one sub-batch count",
+        source="ours (issue 30's right-nested segment DP); Tangram-style DP",
+        space="right-nested segments of the network order", params=NestedParams)
+def nested(instance: Instance, options: SolveOptions, params: NestedParams) -> MethodOutput:
+    """Segments of at most ``max_segment`` consecutive layers of the network order. A
+    segment of one layer is the leaf or ``T(sb)[leaf]``; a longer one is the
+    right-nested chain of its layers (:func:`right_nested`), either each layer wrapped
+    at the smallest sub-batch count it fits with alone (:func:`wrapped_layers`, one run
+    per segment run where it fits) or all of them bare under one sub-batch count sb > 1
+    (every layer pinned). Where LS segments send every skip connection through DRAM, a
+    chain keeps it on chip at the cost of its consumer's buffer for the whole segment;
+    the DP finds where that pays."""
+    tree, v, stats = pareto_dp(instance, nested_segments(instance), params.max_segment,
+                               params.max_front, budget=options.budget)
+    return MethodOutput(Status.FEASIBLE, Solution.of(instance, tree), v, stats=stats)
 
 
 def _has_tree(instance: Instance, params: Any, warm: bool = False) -> str | None:
