@@ -296,7 +296,7 @@ def test_every_method_through_the_face(tmp_path):
     reg = registry()
     names = set(reg.methods("tile_groups"))
     assert names == {"cpsat", "milp", "bruteforce-seg", "bruteforce", "sa", "random", "ls",
-                     "lp", "given", "bound", "dp-seg", "dp-seg-npt", "allocate"}
+                     "lp", "nested", "given", "bound", "dp-seg", "dp-seg-npt", "allocate"}
     inst = _tree_instance(tmp_path)
     assert inst.given is not None
     for name in sorted(names - {"bound"}):  # bound: tests/test_tile_groups_bound.py
