@@ -21,6 +21,7 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -146,7 +147,7 @@ def _multi_cuts(tree: Node, ctx: _Ctx, depth_one: bool = False) -> list[int]:
             if tree.kind == LEAF:
                 return []
             cut_nodes(tree)
-            return [k for k, c in zip(tree._cut_starts, tree.children)
+            return [k for k, c in zip(tree._cut_starts, tree.children, strict=True)
                     if c.kind != LEAF and len(c.children) >= 2]
         return _memo(ctx, "multi1", tree, make)
     return _memo(ctx, "multi", tree, lambda: [
@@ -322,7 +323,7 @@ def _mergeable_pairs(tree: Node, ctx: _Ctx) -> list[tuple[int, int]]:
     def make() -> list[tuple[int, int]]:
         nodes = cut_nodes(tree) if ctx.space == "full" else cut_nodes(tree)[:1]
         return [(k, i) for k, node in enumerate(nodes)
-                for i, (a, b) in enumerate(zip(node.children, node.children[1:]))
+                for i, (a, b) in enumerate(pairwise(node.children))
                 if a.kind != LEAF and b.kind == a.kind and a.sb == b.sb]
 
     return _memo(ctx, "pairs", tree, make)
