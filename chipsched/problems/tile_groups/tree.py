@@ -245,16 +245,17 @@ def cut_at(node: Node, k: int, batch: int) -> tuple[tuple[int, ...], Node, int]:
 def cut_paths(node: Node) -> list[tuple[tuple[int, ...], Node, int]]:
     """(path, cut, divisor) of every cut, pre-order: a cut at ``path`` gets the batch
     ``b // divisor`` when ``node`` gets ``b`` (divisor: the product of the sub-batch
-    counts of the cuts above it)."""
-    out = []
-    for k in range(len(cut_nodes(node))):
-        path, m, _ = cut_at(node, k, 1)
-        d = 1
-        n = node
-        for i in path:
-            d *= n.sb
-            n = n.children[i]
-        out.append((path, m, d))
+    counts of the cuts above it). A plain walk; the SA draws from :func:`cut_at`."""
+    out: list[tuple[tuple[int, ...], Node, int]] = []
+
+    def rec(n: Node, path: tuple[int, ...], d: int) -> None:
+        if n.kind == LEAF:
+            return
+        out.append((path, n, d))
+        for i, c in enumerate(n.children):
+            rec(c, path + (i,), d * n.sb)
+
+    rec(node, (), 1)
     return out
 
 
