@@ -842,19 +842,15 @@ def _best_start(instance: Instance, budget: Budget, space: str = "full"
     an SA from it did 1.1–1.8× better than from them on PNASNet-5 Large."""
     best = wrapped_start(instance)
     step = budget.share(DP_START_SHARE)
-    for mode, max_segment in (*DP_STARTS, ("nested", 0)):
+    for mode, max_segment in (*DP_STARTS, ("nested", NestedParams.max_segment)):
         if space not in ("full", mode):
             continue
         try:
-            if mode == "nested":
-                tree, v, _ = _nested_dp(instance, NestedParams(), step)
-            else:
-                out = _dp_method(instance, mode, max_segment, 64, step)
-                tree, v = out.solution.tree, out.objective
+            out = _dp_method(instance, mode, max_segment, 64, step)
         except (BudgetExhausted, DPStopped, InputError):
             continue
-        if v < best[1]:
-            best = (tree, v)
+        if out.objective < best[1]:
+            best = (out.solution.tree, out.objective)
     return best
 
 
@@ -1084,11 +1080,16 @@ def random_search(instance: Instance, options: SolveOptions, params: RandomParam
 
 def _dp_method(instance: Instance, mode: str, max_segment: int, max_front: int,
                budget: Budget | None = None) -> MethodOutput:
-    sbs = divisors(instance.batch)
-    layers = range(len(instance.workload))
+    """The Pareto segment DP of ``mode``: LS or LP segments (:func:`segment_node`) or
+    right-nested chains (:func:`nested_segments`)."""
+    if mode == "nested":
+        options_of = nested_segments(instance)
+    else:
+        sbs = divisors(instance.batch)
+        layers = range(len(instance.workload))
 
-    def options_of(i: int, j: int) -> list[Node]:
-        return [segment_node(layers[i:j], sb, mode) for sb in sbs]
+        def options_of(i: int, j: int) -> list[Node]:
+            return [segment_node(layers[i:j], sb, mode) for sb in sbs]
 
     tree, v, stats = pareto_dp(instance, options_of, max_segment, max_front,
                                monotone=is_ls if mode == "ls" else None, budget=budget)
@@ -1181,14 +1182,8 @@ def nested(instance: Instance, options: SolveOptions, params: NestedParams) -> M
     (every layer pinned). Where LS segments send every skip connection through DRAM, a
     chain keeps it on chip at the cost of its consumer's buffer for the whole segment;
     the DP finds where that pays."""
-    tree, v, stats = _nested_dp(instance, params, options.budget)
-    return MethodOutput(Status.FEASIBLE, Solution.of(instance, tree), v, stats=stats)
-
-
-def _nested_dp(instance: Instance, params: NestedParams, budget: Budget | None
-               ) -> tuple[Node, float, dict[str, Any]]:
-    return pareto_dp(instance, nested_segments(instance), params.max_segment,
-                     params.max_front, budget=budget)
+    return _dp_method(instance, "nested", params.max_segment, params.max_front,
+                      options.budget)
 
 
 def _has_tree(instance: Instance, params: Any, warm: bool = False) -> str | None:
